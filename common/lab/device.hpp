@@ -1,0 +1,70 @@
+/**
+ * @file device.hpp
+ * @brief Device, port and GID selection (taught in lesson 01).
+ */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lab/resources.hpp"
+
+namespace lab {
+
+/**
+ * @brief Open a device by name, or the first one when @p name is empty.
+ *
+ * Throws a lab::Error that lists the devices present when @p name is unknown,
+ * and one that points at `./lab doctor` when there is no device at all.
+ */
+Context open_device(std::string_view name);
+
+/**
+ * @brief ibv_query_port with the port number checked against the device first.
+ * @throws lab::Error when @p port is not between 1 and phys_port_cnt.
+ */
+ibv_port_attr query_port(ibv_context* context, std::uint8_t port);
+
+/// The GID a lesson will use: its index in the port's table and the entry itself.
+struct GidChoice {
+    int index;             ///< index in the port's GID table (what ibv_modify_qp wants)
+    ibv_gid gid;           ///< the 16-byte GID
+    ibv_gid_type type;     ///< IBV_GID_TYPE_IB, _ROCE_V1 or _ROCE_V2
+};
+
+/**
+ * @brief Choose the best GID of a table without touching a device (pure, unit-tested).
+ *
+ * Preference: RoCE v2 with an IPv4-mapped address (routable, what rxe on an
+ * IPv4 netdev offers), then any other RoCE v2 entry that is not link-local,
+ * then any RoCE v2 entry, then the first entry (InfiniBand ports use index 0).
+ * @return the position in @p table of the chosen entry, or nothing for an empty table.
+ */
+std::optional<std::size_t> pick_gid(std::span<const ibv_gid_entry> table);
+
+/**
+ * @brief The GID for a port: @p requested_index when it is set, else pick_gid() on the table.
+ *
+ * The table is read with ibv_query_gid_table, which reports each entry's type;
+ * an index that is out of range or has no GID is refused with a lab::Error.
+ */
+GidChoice choose_gid(ibv_context* context, std::uint8_t port, std::optional<int> requested_index);
+
+/// A GID as an IPv6 address (RoCE v2 IPv4 entries read ::ffff:a.b.c.d).
+std::string gid_to_string(const ibv_gid& gid);
+
+/// "IB", "RoCE v1" or "RoCE v2".
+std::string_view gid_type_name(ibv_gid_type type);
+
+/// True when @p gid is an IPv4-mapped IPv6 address (::ffff:a.b.c.d).
+bool is_ipv4_mapped(const ibv_gid& gid);
+
+/// "256", "512", "1024", "2048" or "4096" for an ibv_mtu value.
+std::string_view mtu_name(ibv_mtu mtu);
+
+}  // namespace lab

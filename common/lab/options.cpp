@@ -1,0 +1,61 @@
+#include "lab/options.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace lab {
+
+CommandLine::CommandLine(std::string_view description, unsigned features)
+    : app_(std::string(description)), features_(features) {}
+
+Options CommandLine::parse(int argc, char** argv) {
+    // Options are declared here, not in the constructor, so that values a
+    // lesson put into defaults() are the ones --help shows.
+    ib_port_ = options_.ib_port;
+    if (features_ & kDevice) {
+        app_.add_option("-d,--ib-dev", options_.device, "RDMA device (default: the first one)");
+        app_.add_option("-i,--ib-port", ib_port_, "port of the device")
+            ->check(CLI::Range(1, 255))
+            ->capture_default_str();
+        app_.add_option("-g,--gid-idx", gid_index_,
+                        "GID index (default: the RoCE v2 IPv4 entry, found by type)")
+            ->check(CLI::NonNegativeNumber);
+    }
+    if (features_ & kTcpPort) {
+        app_.add_option("-p,--port", options_.tcp_port, "TCP port for the exchange of QP information")
+            ->check(CLI::Range(1, 65535))
+            ->capture_default_str();
+    }
+    if (features_ & kSize) {
+        app_.add_option("-s,--size", options_.size, "message size in bytes")
+            ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
+            ->capture_default_str();
+    }
+    if (features_ & kIters) {
+        app_.add_option("-n,--iters", options_.iters, "number of iterations")
+            ->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}))
+            ->capture_default_str();
+    }
+    if (features_ & kEvents) {
+        app_.add_flag("-e,--events", options_.events, "wait for completion events instead of polling");
+    }
+    if (features_ & kServerArg) {
+        app_.add_option("SERVER", options_.server,
+                        "address of the server; leave it out to be the server");
+    }
+    try {
+        app_.parse(argc, argv);
+    } catch (const CLI::CallForHelp& help) {
+        std::exit(app_.exit(help));
+    } catch (const CLI::ParseError& error) {
+        std::cerr << "error: " << error.what() << " (run with --help for usage)\n";
+        std::exit(2);
+    }
+    options_.ib_port = static_cast<std::uint8_t>(ib_port_);
+    if (gid_index_ >= 0) {
+        options_.gid_index = gid_index_;
+    }
+    return options_;
+}
+
+}  // namespace lab

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install what the course needs from the distribution's packages (Debian 12+
+# or Ubuntu 22.04+). Used by './lab setup', './lab test' and the Dockerfile,
+# so the list lives here only. Prints the packages before installing them.
+#
+#   docker/install-deps.sh [--check]    --check: only report what is missing
+set -euo pipefail
+
+packages=(
+    # toolchain
+    g++ cmake make pkg-config git
+    # rdma-core: the verbs and rdma_cm libraries, the rxe provider, the tools
+    libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
+    # tests and command lines
+    catch2 libcli11-dev
+    # the micro-VM
+    qemu-system-x86 busybox-static cpio kmod iproute2
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$package")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "${1:-}" = --check ]; then
+    echo "missing packages: ${missing[*]}"
+    exit 1
+fi
+if ! command -v apt-get >/dev/null; then
+    echo "install-deps: this is not a Debian or Ubuntu system; install the equivalents of: ${missing[*]}" >&2
+    exit 2
+fi
+
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || {
+        echo "install-deps: run as root, or install: ${missing[*]}" >&2
+        exit 2
+    }
+    sudo=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q >/dev/null
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

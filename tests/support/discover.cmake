@@ -1,0 +1,33 @@
+# Runs after a Catch2 test program is linked: lists its test cases and writes a
+# CTest file with one test per case, each with the program's labels and
+# timeout. (Catch2's own catch_discover_tests cannot give a test two labels.)
+#
+# Inputs (-D): PROGRAM, OUTPUT, PREFIX, LABELS (comma-separated), TIMEOUT, CATCH_VERSION.
+if(CATCH_VERSION EQUAL 3)
+  set(list_args --list-tests --verbosity quiet)
+else()
+  set(list_args --list-test-names-only)
+endif()
+execute_process(COMMAND "${PROGRAM}" ${list_args}
+                OUTPUT_VARIABLE listing RESULT_VARIABLE status TIMEOUT 30)
+if(NOT status EQUAL 0 AND NOT status GREATER 0)
+  message(FATAL_ERROR "cannot list the tests of ${PROGRAM}: ${status}")
+endif()
+string(REPLACE ";" "\\;" listing "${listing}")
+string(REPLACE "\n" ";" names "${listing}")
+string(REPLACE "," ";" labels "${LABELS}")
+get_filename_component(directory "${PROGRAM}" DIRECTORY)
+set(script "")
+foreach(name IN LISTS names)
+  string(STRIP "${name}" name)
+  if(name STREQUAL "")
+    continue()
+  endif()
+  # In a Catch2 test spec, commas and brackets are syntax: escape them.
+  string(REGEX REPLACE "([],[\\\\])" "\\\\\\1" spec "${name}")
+  string(APPEND script
+    "add_test([==[${PREFIX}${name}]==] [==[${PROGRAM}]==] [==[${spec}]==] --warn NoTests)\n"
+    "set_tests_properties([==[${PREFIX}${name}]==] PROPERTIES"
+    " LABELS [==[${labels}]==] TIMEOUT ${TIMEOUT} WORKING_DIRECTORY [==[${directory}]==])\n")
+endforeach()
+file(WRITE "${OUTPUT}" "${script}")

@@ -1,0 +1,172 @@
+#include "support/process.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+namespace lab::test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void close_quietly(int& fd) {
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
+
+}  // namespace
+
+Process::Process(const std::vector<std::string>& argv) {
+    int out_pipe[2];
+    int err_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+        throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+    }
+    std::vector<char*> args;
+    for (const auto& arg : argv) {
+        args.push_back(const_cast<char*>(arg.c_str()));
+    }
+    args.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ < 0) {
+        throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid_ == 0) {
+        ::dup2(out_pipe[1], STDOUT_FILENO);
+        ::dup2(err_pipe[1], STDERR_FILENO);
+        const int null_fd = ::open("/dev/null", O_RDONLY);
+        ::dup2(null_fd, STDIN_FILENO);
+        ::execv(args[0], args.data());
+        const std::string message = std::string("exec ") + args[0] + ": " + std::strerror(errno) + "\n";
+        [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message.data(), message.size());
+        ::_exit(127);
+    }
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    out_fd_ = out_pipe[0];
+    err_fd_ = err_pipe[0];
+}
+
+Process::~Process() {
+    if (!reaped_ && pid_ > 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    close_quietly(out_fd_);
+    close_quietly(err_fd_);
+}
+
+bool Process::pump(std::chrono::milliseconds timeout) {
+    pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+    if (out_fd_ < 0 && err_fd_ < 0) {
+        return false;
+    }
+    const int ready = ::poll(fds, 2, static_cast<int>(timeout.count()));
+    if (ready <= 0) {
+        return true;
+    }
+    char buffer[4096];
+    for (int i = 0; i < 2; ++i) {
+        int& fd = i == 0 ? out_fd_ : err_fd_;
+        if (fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+            const ssize_t got = ::read(fd, buffer, sizeof buffer);
+            if (got > 0) {
+                (i == 0 ? result_.out : result_.err).append(buffer, static_cast<std::size_t>(got));
+            } else {
+                close_quietly(fd);
+            }
+        }
+    }
+    return out_fd_ >= 0 || err_fd_ >= 0;
+}
+
+bool Process::wait_for_output(const std::string& text, std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+        if (result_.out.find(text) != std::string::npos ||
+            result_.err.find(text) != std::string::npos) {
+            return true;
+        }
+        if (!pump(std::chrono::milliseconds(50))) {
+            break;
+        }
+    }
+    return result_.out.find(text) != std::string::npos ||
+           result_.err.find(text) != std::string::npos;
+}
+
+Result Process::wait(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline && pump(std::chrono::milliseconds(50))) {
+    }
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+        if (Clock::now() >= deadline) {
+            result_.timed_out = true;
+            ::kill(pid_, SIGKILL);  // cannot be ignored, so the blocking wait below returns
+            ::waitpid(pid_, &status, 0);
+            break;
+        }
+        ::usleep(10'000);
+    }
+    reaped_ = true;
+    result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result_;
+}
+
+void Process::kill(int signal_number) {
+    if (!reaped_) {
+        ::kill(pid_, signal_number);
+    }
+}
+
+Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+    Process process(argv);
+    return process.wait(timeout);
+}
+
+std::string program(const std::string& relative_path) {
+    return std::string(LAB_BUILD_DIR) + "/" + relative_path;
+}
+
+std::string lesson(const std::string& name) { return program("lessons/" + name + "/" + name); }
+
+int free_tcp_port() {
+    // Ask the kernel for an unused port, then release it. Ports are spread by
+    // process id so that tests running in parallel rarely collide.
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        throw std::runtime_error(std::string("free_tcp_port: ") + std::strerror(errno));
+    }
+    const int port = ntohs(address.sin_port);
+    ::close(fd);
+    return port;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> result;
+    std::istringstream stream(text);
+    for (std::string line; std::getline(stream, line);) {
+        result.push_back(line);
+    }
+    return result;
+}
+
+}  // namespace lab::test

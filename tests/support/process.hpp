@@ -1,0 +1,76 @@
+/**
+ * @file process.hpp
+ * @brief Start the course's programs from tests, with a timeout on everything.
+ *
+ * Tests start the real lesson binaries on the real rxe device and look at what
+ * they printed. Nothing here can hang: every wait has a deadline, and a
+ * program still running at its deadline is killed (and the test fails).
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace lab::test {
+
+/// What a finished program left behind.
+struct Result {
+    int exit_code = -1;      ///< exit status, or 128 + signal number
+    bool timed_out = false;  ///< killed at the deadline
+    std::string out;         ///< everything it wrote to stdout
+    std::string err;         ///< everything it wrote to stderr
+};
+
+/// A program running in the background (a server, say), killed if still running on destruction.
+class Process {
+public:
+    /// Start @p argv (argv[0] is a path) with stdout and stderr captured.
+    explicit Process(const std::vector<std::string>& argv);
+    ~Process();
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+
+    /// Wait until the output (stdout + stderr) contains @p text; false at the deadline or exit.
+    bool wait_for_output(const std::string& text, std::chrono::milliseconds timeout);
+
+    /// Wait for the program to end; kill it at the deadline.
+    Result wait(std::chrono::milliseconds timeout);
+
+    /// Send @p signal_number (e.g. SIGKILL to simulate a crash).
+    void kill(int signal_number);
+
+    /// Process id.
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+
+    /// Output read so far.
+    [[nodiscard]] const Result& so_far() const noexcept { return result_; }
+
+private:
+    bool pump(std::chrono::milliseconds timeout);  // read what is there; false once both pipes closed
+    pid_t pid_ = -1;
+    int out_fd_ = -1;
+    int err_fd_ = -1;
+    bool reaped_ = false;
+    Result result_;
+};
+
+/// Run @p argv to the end, with a deadline.
+Result run(const std::vector<std::string>& argv,
+           std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+/// Path of a program built by this tree, e.g. program("lessons/01_devices/01_devices").
+std::string program(const std::string& relative_path);
+
+/// A lesson's binary: lesson("01_devices") is build/.../lessons/01_devices/01_devices.
+std::string lesson(const std::string& name);
+
+/// A TCP port nobody listens on, different for each call in this process.
+int free_tcp_port();
+
+/// All lines of @p text.
+std::vector<std::string> lines(const std::string& text);
+
+}  // namespace lab::test
