@@ -1,0 +1,88 @@
+#include "lab/completion.hpp"
+
+#include <string>
+
+#include "lab/check.hpp"
+
+namespace lab {
+
+std::string_view wc_status_hint(ibv_wc_status status) {
+    switch (status) {
+        case IBV_WC_SUCCESS:
+            return "";
+        case IBV_WC_LOC_LEN_ERR:
+            return "the message is longer than the receive buffer posted for it";
+        case IBV_WC_LOC_PROT_ERR:
+            return "an SGE's lkey does not cover its address and length, or lacks the access needed";
+        case IBV_WC_WR_FLUSH_ERR:
+            return "the QP went to the error state before this request ran; look at the first "
+                   "failed completion, not this one";
+        case IBV_WC_REM_ACCESS_ERR:
+            return "the peer refused: wrong rkey, an address outside its region, or a region "
+                   "registered without the remote access this operation needs";
+        case IBV_WC_REM_INV_REQ_ERR:
+            return "the peer saw an invalid request, e.g. a message larger than it accepts or "
+                   "an operation its QP access flags forbid";
+        case IBV_WC_REM_OP_ERR:
+            return "the peer could not complete the operation (its receive queue or memory failed)";
+        case IBV_WC_RETRY_EXC_ERR:
+            return "the peer never acknowledged: is it running, is its QP in RTR with our QPN, "
+                   "and is the GID index (-g) right?";
+        case IBV_WC_RNR_RETRY_EXC_ERR:
+            return "receiver not ready: no receive was posted when the send arrived, and "
+                   "rnr_retry ran out; post receives before the peer sends";
+        case IBV_WC_LOC_QP_OP_ERR:
+            return "the work request is malformed for this QP (too many SGEs, inline too large)";
+        case IBV_WC_BAD_RESP_ERR:
+            return "the peer answered with an unexpected response";
+        case IBV_WC_REM_ABORT_ERR:
+            return "the peer aborted the operation";
+        default:
+            return "see ibv_poll_cq(3) for this status";
+    }
+}
+
+ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    ibv_wc wc{};
+    // Reading the clock on every empty poll would cost more than the poll.
+    for (unsigned spins = 0;; ++spins) {
+        const int found = ibv_poll_cq(cq, 1, &wc);
+        if (found < 0) {
+            fail("ibv_poll_cq", EIO, "the CQ overran or the device failed");
+        }
+        if (found == 1) {
+            return wc;
+        }
+        if (spins % 1024 == 0 && std::chrono::steady_clock::now() > deadline) {
+            throw Error("no completion within " + std::to_string(timeout.count()) +
+                        " ms (hint: did the peer post its side, and is it still running?)");
+        }
+    }
+}
+
+void check_completion(const ibv_wc& wc, std::string_view what) {
+    if (wc.status == IBV_WC_SUCCESS) {
+        return;
+    }
+    std::string message(what);
+    message += ": work completion failed: ";
+    message += ibv_wc_status_str(wc.status);
+    message += " (status " + std::to_string(wc.status) + ", wr_id " + std::to_string(wc.wr_id) +
+               ", vendor_err " + std::to_string(wc.vendor_err) + ")";
+    const auto hint = wc_status_hint(wc.status);
+    if (!hint.empty()) {
+        message += " (hint: ";
+        message += hint;
+        message += ")";
+    }
+    throw Error(message);
+}
+
+ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what, std::chrono::milliseconds timeout) {
+    const ibv_wc wc = poll_completion(cq, timeout);
+    check_completion(wc, what);
+    return wc;
+}
+
+}  // namespace lab

@@ -1,0 +1,43 @@
+/**
+ * @file completion.hpp
+ * @brief Waiting for work completions with a deadline, and explaining failed ones (lessons 03, 06).
+ *
+ * A program must never hang: a peer that died or a receive that was never
+ * posted would otherwise leave ibv_poll_cq returning 0 forever. Every wait
+ * here takes a timeout and throws a lab::Error when it passes. A completion
+ * whose status is not IBV_WC_SUCCESS becomes an error naming
+ * ibv_wc_status_str() and a hint from the course's table.
+ */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <chrono>
+#include <string_view>
+
+namespace lab {
+
+/// The default deadline for one completion.
+inline constexpr std::chrono::milliseconds kCompletionTimeout{10'000};
+
+/// The likely cause of a completion status, e.g. for IBV_WC_RNR_RETRY_EXC_ERR "no receive was posted ...".
+std::string_view wc_status_hint(ibv_wc_status status);
+
+/**
+ * @brief Busy-poll @p cq with ibv_poll_cq until one completion arrives (lesson 03).
+ * @throws lab::Error when @p timeout passes first, or when ibv_poll_cq fails.
+ * @return the completion, whatever its status (see check_completion()).
+ */
+ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout = kCompletionTimeout);
+
+/**
+ * @brief Throw a lab::Error unless @p wc succeeded: "<what>: work completion failed: <status> (hint: ...)".
+ * @param what what the work request was, e.g. "RDMA write".
+ */
+void check_completion(const ibv_wc& wc, std::string_view what);
+
+/// poll_completion() followed by check_completion(): the usual "wait for this one to finish".
+ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what,
+                           std::chrono::milliseconds timeout = kCompletionTimeout);
+
+}  // namespace lab

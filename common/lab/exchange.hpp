@@ -1,0 +1,112 @@
+/**
+ * @file exchange.hpp
+ * @brief The socket exchange of QP information between two processes (taught in lesson 05).
+ *
+ * Before two RC QPs can talk, each side must learn the other's QP number,
+ * first PSN, LID and GID, and, for one-sided operations, the address, rkey and
+ * length of the peer's memory region. RDMA itself cannot carry this (the QPs
+ * are not connected yet), so it travels over an ordinary TCP connection:
+ * the server (started without SERVER) listens, the client connects, retrying
+ * until the server is up or a timeout passes.
+ *
+ * The message has a fixed size and layout, every integer in network byte order:
+ *
+ * | offset | size | field                                   |
+ * |--------|------|-----------------------------------------|
+ * | 0      | 4    | magic "RVLX" (0x52564c58)               |
+ * | 4      | 2    | version (1)                             |
+ * | 6      | 2    | LID                                     |
+ * | 8      | 4    | QP number (24 bits used)                |
+ * | 12     | 4    | PSN (24 bits used)                      |
+ * | 16     | 16   | GID                                     |
+ * | 32     | 8    | remote address                          |
+ * | 40     | 4    | rkey                                    |
+ * | 44     | 4    | length                                  |
+ *
+ * Received messages are untrusted input: decode_info() checks the magic, the
+ * version and that QPN and PSN fit in 24 bits. Every blocking call has a deadline.
+ */
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lab/verbs.hpp"
+
+namespace lab {
+
+/// Everything one side tells the other: how to reach its QP and its memory region.
+struct ConnectionInfo {
+    PeerAddress address;           ///< QPN, PSN, LID, GID
+    std::uint64_t remote_addr = 0; ///< start of the memory region the peer may access
+    std::uint32_t rkey = 0;        ///< that region's rkey
+    std::uint32_t length = 0;      ///< that region's length in bytes
+};
+
+/// Size of one message on the wire.
+inline constexpr std::size_t kInfoWireSize = 48;
+/// "RVLX".
+inline constexpr std::uint32_t kInfoMagic = 0x52564c58;
+/// The layout's version; a peer with another version is refused.
+inline constexpr std::uint16_t kInfoVersion = 1;
+/// Default deadline for connecting and for each exchange.
+inline constexpr std::chrono::milliseconds kExchangeTimeout{20'000};
+
+/// Serialize @p info into the wire layout above.
+std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info);
+
+/// Parse and validate a message; throws lab::Error naming what is wrong (size, magic, version, range).
+ConnectionInfo decode_info(std::span<const std::byte> message);
+
+/// A connected TCP socket to the peer; closed on destruction.
+class Connection {
+public:
+    /// Server side: listen on @p tcp_port (all addresses), accept one client, stop listening.
+    /// Throws when the port is in use or no client comes within @p timeout.
+    static Connection accept_one(std::uint16_t tcp_port,
+                                 std::chrono::milliseconds timeout = kExchangeTimeout);
+
+    /// Client side: connect to @p host:@p tcp_port, retrying while the server is not up yet.
+    /// Throws when no connection is made within @p timeout.
+    static Connection connect_to(const std::string& host, std::uint16_t tcp_port,
+                                 std::chrono::milliseconds timeout = kExchangeTimeout);
+
+    Connection(Connection&& other) noexcept;
+    Connection& operator=(Connection&& other) noexcept;
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+    ~Connection();
+
+    /// Send ours, receive theirs (both sides call it; neither waits for the other to go first).
+    ConnectionInfo exchange(const ConnectionInfo& mine,
+                            std::chrono::milliseconds timeout = kExchangeTimeout);
+
+    /**
+     * @brief Wait until the peer reaches the same point: both send one byte, both read one.
+     * Throws when the peer closed the connection (e.g. it crashed) or the timeout passes.
+     */
+    void barrier(std::chrono::milliseconds timeout = kExchangeTimeout);
+
+    /// Send raw bytes (all of them) within @p timeout.
+    void send_bytes(std::span<const std::byte> bytes, std::chrono::milliseconds timeout);
+    /// Receive exactly @p bytes.size() bytes within @p timeout; throws if the peer closes first.
+    void receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds timeout);
+
+    /// The socket, for poll() in programs that wait on it and on a CQ at once.
+    [[nodiscard]] int fd() const noexcept { return fd_; }
+
+private:
+    explicit Connection(int fd) noexcept : fd_(fd) {}
+    int fd_ = -1;
+};
+
+/// Print "  local address:  LID 0x0000, QPN 0x000011, PSN 0x3c5d1e, GID ::ffff:10.77.0.1"
+/// as ibv_rc_pingpong does; @p side is "local" or "remote".
+void print_address(std::string_view side, const PeerAddress& address);
+
+}  // namespace lab

@@ -1,0 +1,94 @@
+/**
+ * @file verbs.hpp
+ * @brief Steps 4 to 8 of the verbs flow in one call each, for the lessons after they were taught.
+ *
+ * Lesson 02 teaches ibv_alloc_pd and ibv_reg_mr, lesson 03 ibv_create_cq,
+ * lesson 04 ibv_create_qp and the RESET → INIT → RTR → RTS walk. From then on
+ * a lesson that teaches something else calls these instead of repeating
+ * them. Each one checks its verb and throws a lab::Error with a hint.
+ */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "lab/resources.hpp"
+
+namespace lab {
+
+/// Step 4 (lesson 02): ibv_alloc_pd.
+ProtectionDomain alloc_pd(ibv_context* context);
+
+/**
+ * @brief Step 5 (lesson 02): ibv_reg_mr over @p buffer with @p access flags.
+ *
+ * A failure with ENOMEM names the memlock limit (ulimit -l), its usual cause.
+ */
+MemoryRegion register_memory(ibv_pd* pd, std::span<std::byte> buffer, int access);
+
+/// Step 6 (lesson 03): ibv_create_cq with @p entries entries, optionally tied to @p channel.
+CompletionQueue create_cq(ibv_context* context, int entries, ibv_comp_channel* channel = nullptr);
+
+/// Sizes of a queue pair's two work queues (lesson 04).
+struct QueueSizes {
+    std::uint32_t send_wr = 64;     ///< max_send_wr: outstanding send-queue work requests
+    std::uint32_t recv_wr = 64;     ///< max_recv_wr: outstanding posted receives
+    std::uint32_t send_sge = 1;     ///< max_send_sge: scatter/gather entries per send
+    std::uint32_t recv_sge = 1;     ///< max_recv_sge: scatter/gather entries per receive
+    std::uint32_t inline_data = 0;  ///< max_inline_data: bytes a send may carry inline
+};
+
+/**
+ * @brief Step 7 (lesson 04): ibv_create_qp for a reliable-connected (RC) QP.
+ * @param srq a shared receive queue, or nullptr for the QP's own receive queue.
+ * @param sq_sig_all true: every send completes with a CQE; false: only IBV_SEND_SIGNALED ones.
+ */
+QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const QueueSizes& sizes,
+                       ibv_srq* srq = nullptr, bool sq_sig_all = false);
+
+/// What one side must know of the other to connect an RC QP (exchanged in lesson 05).
+struct PeerAddress {
+    std::uint32_t qp_num = 0;  ///< the peer's QP number
+    std::uint32_t psn = 0;     ///< the first packet sequence number the peer will send
+    std::uint16_t lid = 0;     ///< the peer's LID (InfiniBand; 0 on RoCE)
+    ibv_gid gid{};             ///< the peer's GID (RoCE: its IP address)
+};
+
+/// The local side of a connection: port, GID index and path MTU (lesson 04).
+struct LocalPort {
+    std::uint8_t port = 1;        ///< HCA port number
+    int gid_index = 0;            ///< from lab::choose_gid
+    ibv_mtu path_mtu = IBV_MTU_1024;  ///< the port's active_mtu
+};
+
+/// RESET → INIT (lesson 04): port, P_Key index 0, and the remote access the QP grants.
+void move_to_init(ibv_qp* qp, std::uint8_t port, int access_flags);
+
+/**
+ * @brief INIT → RTR (lesson 04): the path to the peer, its QPN and PSN, the
+ *        path MTU and the responder resources (max_dest_rd_atomic).
+ * @param min_rnr_timer how long the peer is told to wait before retrying a
+ *        send that found no receive posted (encoded; 12 ≈ 0.64 ms).
+ */
+void move_to_rtr(ibv_qp* qp, const LocalPort& local, const PeerAddress& peer,
+                 std::uint8_t max_dest_rd_atomic = 16, std::uint8_t min_rnr_timer = 12);
+
+/**
+ * @brief RTR → RTS (lesson 04): the local send PSN, timeouts and retry counts.
+ * @param rnr_retry 7 means retry forever; 0 turns a missing receive into
+ *        IBV_WC_RNR_RETRY_EXC_ERR at once (lesson 06 shows it).
+ */
+void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic = 16,
+                 std::uint8_t rnr_retry = 7, std::uint8_t retry_count = 7,
+                 std::uint8_t timeout = 14);
+
+/// The QP state name as the specification spells it: RESET, INIT, RTR, RTS, SQD, SQE, ERR.
+const char* qp_state_name(ibv_qp_state state);
+
+/// A random 24-bit starting PSN, as ibv_rc_pingpong uses.
+std::uint32_t random_psn();
+
+}  // namespace lab
