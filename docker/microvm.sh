@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run one command inside a throwaway micro-VM that has a Soft-RoCE device.
 #
-#   docker/microvm.sh [--timeout SECONDS] [--] [COMMAND...]
+#   docker/microvm.sh [--timeout SECONDS] [WIRE OPTIONS] [--] [COMMAND...]
 #
 # With no command it opens an interactive shell. The VM boots the Debian
 # kernel (the host's own if it is installed and ships rdma_rxe, otherwise one
@@ -9,7 +9,16 @@
 # installed into /boot). The host's root filesystem is the guest's root,
 # read-only over virtio-9p; the repository is shared writable at the same path,
 # so build trees and test reports written in the guest appear on the host.
-# The VM has no network card: nothing leaves it. Exit status: the command's.
+# Without wire options the VM has no network card: nothing leaves it.
+# Exit status: the command's. RDMA_LAB_VM_APPEND adds kernel parameters.
+#
+# Wire options (docker/two-hosts.sh uses them to join two VMs): the VM gets a
+# virtio network card whose frames travel as UDP datagrams over the host's
+# loopback, and its rxe0 sits on that card instead of on a dummy netdev.
+#   --wire LOCAL_PORT:PEER_PORT   UDP ports on 127.0.0.1: this VM's end, the peer's
+#   --address IP                  this VM's IPv4 address on the wire (a /24)
+#   --peer IP                     the other VM's address: wait until it answers
+#   --capture FILE                record every frame on the wire to FILE (pcap)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,6 +27,7 @@ cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 timeout_seconds=${RDMA_LAB_VM_TIMEOUT:-1800}
 memory=${RDMA_LAB_VM_MEMORY:-2048}
 cpus=${RDMA_LAB_VM_CPUS:-2}
+wire='' wire_address='' wire_peer='' capture_file='' prepare=0
 
 die() {
     echo "microvm: $*" >&2
@@ -31,15 +41,37 @@ while [ $# -gt 0 ]; do
         timeout_seconds=$2
         shift 2
         ;;
+    --wire | --address | --peer | --capture)
+        [ $# -ge 2 ] || die "$1 needs a value"
+        case "$1" in
+        --wire) wire=$2 ;;
+        --address) wire_address=$2 ;;
+        --peer) wire_peer=$2 ;;
+        --capture) capture_file=$2 ;;
+        esac
+        shift 2
+        ;;
+    --prepare) # fetch the kernel, build the initramfs images, boot nothing (image builds use it)
+        prepare=1
+        shift
+        ;;
     --) shift; break ;;
     -h | --help)
-        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) break ;;
     esac
 done
 [[ $timeout_seconds =~ ^[0-9]+$ ]] || die "--timeout must be a whole number of seconds, not '$timeout_seconds'"
+ipv4='^([0-9]{1,3}\.){3}[0-9]{1,3}$'
+if [ -n "$wire" ]; then
+    [[ $wire =~ ^[0-9]+:[0-9]+$ ]] || die "--wire must be LOCAL_PORT:PEER_PORT, not '$wire'"
+    [[ $wire_address =~ $ipv4 ]] || die "--wire needs --address IP (this VM's IPv4 address on the wire)"
+    [ -z "$wire_peer" ] || [[ $wire_peer =~ $ipv4 ]] || die "--peer must be an IPv4 address, not '$wire_peer'"
+elif [ -n "$wire_address$wire_peer$capture_file" ]; then
+    die "--address, --peer and --capture only make sense with --wire"
+fi
 
 command -v qemu-system-x86_64 >/dev/null ||
     die "qemu-system-x86_64 is missing: install qemu-system-x86 (./lab setup does it)"
@@ -53,6 +85,8 @@ fi
 # --- the kernel -------------------------------------------------------------
 
 modules_needed=(virtio_pci 9pnet_virtio 9p dummy crc32_generic rdma_rxe rdma_ucm)
+# Only a VM on a wire has a network card (and its own initramfs).
+[ -z "$wire" ] || modules_needed+=(virtio_net)
 
 kernel_has_rxe() { # BASE VERSION
     [ -f "$1/lib/modules/$2/modules.dep" ] &&
@@ -89,7 +123,7 @@ find_kernel() {
     mkdir -p "$unpacked.new"
     dpkg-deb -x "$work"/*.deb "$unpacked.new"
     rm -rf "$work"
-    kernel_version=$(ls "$unpacked.new/lib/modules" | head -n 1)
+    kernel_version=$(find "$unpacked.new/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
     depmod -b "$unpacked.new" "$kernel_version"
     echo "$kernel_version" >"$unpacked.new/ready"
     rm -rf "$unpacked"
@@ -127,19 +161,25 @@ build_initramfs() {
         done < <(modprobe -d "$kernel_base" -S "$kernel_version" --show-depends "$module" | grep '^insmod')
     done
     mkdir -p "$cache"
-    (cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) >"$initramfs.tmp"
-    mv "$initramfs.tmp" "$initramfs"
+    (cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) >"$initramfs.$$.tmp"
+    mv "$initramfs.$$.tmp" "$initramfs" # two VMs starting at once may both build it
     rm -rf "$tree"
 }
 
 find_kernel
 [ -r "$kernel_image" ] || die "kernel image $kernel_image is missing or unreadable"
 build_initramfs
+if [ "$prepare" = 1 ]; then
+    [ -n "$wire" ] || { modules_needed+=(virtio_net) && build_initramfs; }
+    echo "microvm: kernel $kernel_version and its initramfs images are ready in $cache"
+    exit 0
+fi
 
 # --- one run ----------------------------------------------------------------
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-vm.XXXXXX")
 qemu_pid=
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
     if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null; fi
     rm -rf "$run_dir"
@@ -156,6 +196,7 @@ if [ $# -eq 0 ]; then
 else
     printf '%q ' "$@" >"$run_dir/command"
 fi
+[ -z "$wire" ] || echo "$wire_address $wire_peer" >"$run_dir/wire"
 # Carry the variables a run depends on into the guest.
 env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|TERM)=' | sed 's/^/export /; s/=\(.*\)$/=\x27\1\x27/' >"$run_dir/env" || true
 
@@ -170,15 +211,27 @@ if [ -w /dev/kvm ] && [ "${RDMA_LAB_VM_ACCEL:-}" != tcg ] && [ "$(cat "$kvm_verd
 fi
 
 console_args=(-serial stdio)
-[ "$interactive" = 1 ] || console_args=(-chardev stdio,id=console,signal=off -serial chardev:console)
+[ "$interactive" = 1 ] || console_args=(-chardev "stdio,id=console,signal=off" -serial chardev:console)
+
+network_args=(-nic none)
+if [ -n "$wire" ]; then
+    # One MAC per address, so that two VMs on a wire never share one.
+    IFS=. read -r _ _ octet3 octet4 <<<"$wire_address"
+    network_args=(-netdev "socket,id=wire,udp=127.0.0.1:${wire#*:},localaddr=127.0.0.1:${wire%%:*}"
+        -device "virtio-net-pci,netdev=wire,mac=$(printf '52:54:00:4d:%02x:%02x' "$octet3" "$octet4")")
+    if [ -n "$capture_file" ]; then
+        : >"$capture_file" || die "cannot write the capture file $capture_file"
+        network_args+=(-object "filter-dump,id=dump,netdev=wire,file=$capture_file")
+    fi
+fi
 
 qemu_args() { # ACCEL
     local cpu=max
     [ "$1" = kvm ] && cpu=host
     printf '%s\0' qemu-system-x86_64 -machine q35,accel="$1" -cpu "${RDMA_LAB_VM_CPU:-$cpu}" \
-        -smp "$cpus" -m "$memory" -bios qboot.rom -nographic -no-reboot -nic none -monitor none \
+        -smp "$cpus" -m "$memory" -bios qboot.rom -nographic -no-reboot "${network_args[@]}" -monitor none \
         "${console_args[@]}" -kernel "$kernel_image" -initrd "$initramfs" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init" \
+        -append "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init${RDMA_LAB_VM_APPEND:+ $RDMA_LAB_VM_APPEND}" \
         -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -fsdev "local,id=labrepo,path=$repo,security_model=none" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside the micro-VM, in the host's (read-only) root filesystem, after
-# vm-init.sh mounted it. Brings up a Soft-RoCE device on a dummy netdev and
-# runs the command the host left in /run/lab/command. Its exit status becomes
+# vm-init.sh mounted it. Brings up a Soft-RoCE device on a dummy netdev (or,
+# on a wire, on the network card) and runs the command the host left in /run/lab/command. Its exit status becomes
 # the VM's (vm-init.sh hands it back to the host through /run/lab/status).
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -9,27 +9,55 @@ export HOME=/tmp LANG=C.UTF-8
 stty -onlcr 2>/dev/null # no CR before every LF on the serial console
 hostname rdma-lab-vm 2>/dev/null
 
-# A dummy netdev is enough for rxe: packets to the device's own address are
-# looped back inside the kernel. The address is private to this VM.
 ip link set lo up
-ip link add lab0 type dummy
-ip link set lab0 mtu 1500 up
-ip addr add 10.77.0.1/24 dev lab0
-if ! rdma link add rxe0 type rxe netdev lab0; then
+if [ -f /run/lab/wire ]; then
+    # On a wire (docker/two-hosts.sh): rxe0 on the virtio network card, which
+    # carries the frames to the other VM.
+    read -r address peer </run/lab/wire
+    netdev=
+    for path in /sys/class/net/*; do
+        [ "$(cat "$path/type" 2>/dev/null)" = 1 ] && [ -e "$path/device" ] && netdev=${path##*/} && break
+    done
+    [ -n "$netdev" ] || { echo "micro-VM: no network card on the wire (is virtio_net loaded?)" >&2; exit 3; }
+else
+    # A dummy netdev is enough for rxe: packets to the device's own address are
+    # looped back inside the kernel. The address is private to this VM.
+    address=10.77.0.1 peer='' netdev=lab0
+    ip link add lab0 type dummy
+fi
+ip link set "$netdev" mtu 1500 up
+ip addr add "$address/24" dev "$netdev"
+if ! rdma link add rxe0 type rxe netdev "$netdev"; then
     echo "micro-VM: rdma link add rxe0 failed; the kernel said:" >&2
     dmesg | tail -n 15 >&2
     exit 3
 fi
 # Wait until the RoCE v2 GID for the IPv4 address is in the table.
+IFS=. read -r a b c d <<<"$address"
+gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
 for _ in $(seq 50); do
-    grep -q '0000:0000:0000:0000:0000:ffff:0a4d:0001' /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null && break
+    grep -q "$gid" /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null && break
     sleep 0.1
 done
+if [ -n "$peer" ]; then
+    # Both VMs boot at their own pace: start the command once the other answers.
+    deadline=$((SECONDS + 120))
+    until busybox ping -c 1 -W 1 "$peer" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] ||
+            { echo "micro-VM: the other VM ($peer) did not answer on the wire within 120 s" >&2; exit 4; }
+        sleep 0.5
+    done
+fi
 ulimit -l unlimited
 
 # shellcheck disable=SC1091
 . /run/lab/env
 cd "$(cat /run/lab/cwd)" || exit 3
-export RDMA_LAB_SERVER_ADDR=10.77.0.1 # the address of lab0, for lessons that start a client
-echo "micro-VM: kernel $(uname -r), device rxe0 on lab0 (10.77.0.1)" >&2
+if [ -n "$peer" ]; then
+    export RDMA_LAB_VM_ADDRESS=$address RDMA_LAB_VM_PEER=$peer
+    echo "micro-VM: kernel $(uname -r), device rxe0 on $netdev ($address), wire to $peer" >&2
+else
+    export RDMA_LAB_SERVER_ADDR=$address # the address of lab0, for lessons that start a client
+    echo "micro-VM: kernel $(uname -r), device rxe0 on $netdev ($address)" >&2
+fi
 bash -c "$(cat /run/lab/command)"

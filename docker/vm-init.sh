@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the micro-VM's initramfs. It runs under busybox before any real root
 # exists: load the virtio and 9p modules, mount the host's root filesystem
 # read-only, the repository and the run folder writable, then hand over to
