@@ -55,13 +55,13 @@ std::optional<std::size_t> pick_gid(std::span<const ibv_gid_entry> table);
  */
 GidChoice choose_gid(ibv_context* context, std::uint8_t port, std::optional<int> requested_index);
 
-/// A GID as an IPv6 address (RoCE v2 IPv4 entries read ::ffff:a.b.c.d).
+/// A GID as an IPv6 address (RoCE v2 IPv4 entries read \::ffff:a.b.c.d).
 std::string gid_to_string(const ibv_gid& gid);
 
 /// "IB", "RoCE v1" or "RoCE v2".
 std::string_view gid_type_name(ibv_gid_type type);
 
-/// True when @p gid is an IPv4-mapped IPv6 address (::ffff:a.b.c.d).
+/// True when @p gid is an IPv4-mapped IPv6 address (\::ffff:a.b.c.d).
 bool is_ipv4_mapped(const ibv_gid& gid);
 
 /// "256", "512", "1024", "2048" or "4096" for an ibv_mtu value.

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Build the reference documentation with Doxygen: the top README as the main
+# page, every lesson, exercise and solution README and the instructor guide
+# (docker/README.md) as pages, the diagrams, and the API of common/. Warnings
+# are errors (WARN_AS_ERROR in docs/Doxyfile).
+#
+#   docs/build.sh [--out DIR] [--headers-only]
+#
+# Output (default build/site/docs): DIR/html/index.html. --headers-only checks
+# the Doxygen comments of common/lab/*.hpp alone (what the 'docs' test runs).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=$repo/build/site/docs
+headers_only=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --out)
+        [ $# -ge 2 ] || { echo "docs: --out needs a directory" >&2; exit 2; }
+        out=$2
+        shift
+        ;;
+    --headers-only) headers_only=1 ;;
+    -h | --help)
+        sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) echo "docs: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+command -v doxygen >/dev/null || {
+    echo "docs: doxygen is missing (Debian: apt-get install doxygen)" >&2
+    exit 2
+}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$repo"
+
+# The SVGs are committed; a diagram source without its SVG is a mistake.
+docs/diagrams/render.sh --check
+
+inputs=(common/lab)
+if [ "$headers_only" = 0 ]; then
+    inputs+=(README.md docs/diagrams.md docs/slides.md)
+    for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
+        solutions/README.md docker/README.md docs/timings.md; do
+        [ -f "$page" ] && inputs+=("$page")
+    done
+fi
+
+log=$out/doxygen-warnings.log
+status=0
+LAB_DOCS_OUT=$out LAB_DOCS_MAINPAGE=$repo/README.md LAB_DOCS_INPUT="${inputs[*]}" doxygen docs/Doxyfile >"$out/doxygen.log" 2>"$log" || status=$?
+if [ -s "$log" ] || [ $status -ne 0 ]; then
+    cat "$log" >&2
+    echo "docs: doxygen reported problems (above); warnings are errors" >&2
+    exit 1
+fi
+if [ "$headers_only" = 0 ]; then
+    echo "docs: open $out/html/index.html"
+else
+    echo "docs: the Doxygen comments of common/lab are complete"
+fi

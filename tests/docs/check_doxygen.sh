@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The 'docs' test of the Doxygen comments: runs doxygen over common/lab/*.hpp
+# with warnings as errors (docs/build.sh --headers-only). First it makes sure
+# the check can fail at all: a header with an undocumented function must be
+# refused. Exits 77 (CTest: skipped) when doxygen is not installed.
+#
+#   tests/docs/check_doxygen.sh SOURCE_DIR WORK_DIR
+set -euo pipefail
+source_dir=$1
+work=$2
+
+if ! command -v doxygen >/dev/null; then
+    echo "SKIPPED: doxygen is not installed (Debian: apt-get install doxygen); the Doxygen comments were not checked"
+    exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work/bad/lab"
+
+# 1. The configuration must refuse an undocumented declaration.
+cat >"$work/bad/lab/undocumented.hpp" <<'HPP'
+/// @file undocumented.hpp
+/// @brief A header with one function nobody documented.
+#pragma once
+namespace lab {
+int undocumented(int value);
+}
+HPP
+if (cd "$source_dir" && LAB_DOCS_OUT="$work/bad-out" LAB_DOCS_INPUT="$work/bad/lab" LAB_DOCS_MAINPAGE= \
+    doxygen docs/Doxyfile >/dev/null 2>"$work/bad.log"); then
+    echo "FAILED: doxygen accepted an undocumented function: docs/Doxyfile does not treat warnings as errors"
+    exit 1
+fi
+grep -q 'undocumented(int value).*is not documented' "$work/bad.log" || {
+    echo "FAILED: doxygen failed on the undocumented function, but not for that reason:"
+    cat "$work/bad.log"
+    exit 1
+}
+
+# 2. The real headers.
+"$source_dir/docs/build.sh" --headers-only --out "$work/out"
