@@ -28,9 +28,9 @@ const fs::path kSourceDir = LAB_SOURCE_DIR;
 
 /// One fenced code block of a deck.
 struct CodeBlock {
-    int line = 0;              ///< line of the opening fence, 1-based
-    std::string language;      ///< first word of the fence's info string
-    std::string source;        ///< second word: the file it quotes (may be empty)
+    int line = 0;          ///< line of the opening fence, 1-based
+    std::string language;  ///< first word of the fence's info string
+    std::string source;    ///< second word: the file it quotes (may be empty)
     std::vector<std::string> lines;
 };
 
@@ -177,7 +177,8 @@ TEST_CASE("the drift check matches quotes whatever their layout", "[docs][drift]
 }
 
 TEST_CASE("the drift check catches code that changed", "[docs][drift]") {
-    const std::string lesson = "ibv_mr* mr = ibv_reg_mr(pd, buffer, size, IBV_ACCESS_LOCAL_WRITE);\n";
+    const std::string lesson =
+        "ibv_mr* mr = ibv_reg_mr(pd, buffer, size, IBV_ACCESS_LOCAL_WRITE);\n";
     // The slide still shows an argument the lesson no longer has.
     const auto missing =
         first_missing_piece({"ibv_mr* mr = ibv_reg_mr(pd, buffer, size, flags);"}, lesson);
@@ -223,9 +224,8 @@ TEST_CASE("every C++ block on a slide still appears in the file it quotes", "[do
             INFO("quotes " << block.source);
             REQUIRE(fs::is_regular_file(source));
             const auto missing = first_missing_piece(block.lines, read_file(source));
-            INFO("this part of the slide is not in " << block.source
-                                                     << " (whitespace ignored): "
-                                                     << missing.value_or(""));
+            INFO("this part of the slide is not in "
+                 << block.source << " (whitespace ignored): " << missing.value_or(""));
             CHECK_FALSE(missing);
             ++quotes;
         }
