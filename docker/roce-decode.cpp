@@ -185,7 +185,16 @@ Decoded decode_bth(std::span<const std::uint8_t> udp_payload) {
                               operation_code == 0x12;
         const bool has_reth = operation_code == 0x06 || operation_code == 0x0a ||
                               operation_code == 0x0b || operation_code == 0x0c;
-        if (has_aeth) {
+        const bool has_atomic_eth = operation_code == 0x13 || operation_code == 0x14;
+        if (has_atomic_eth) {
+            const auto value =
+                (std::uint64_t{be32(udp_payload, ext + 12)} << 32) | be32(udp_payload, ext + 16);
+            char text[64];
+            std::snprintf(text, sizeof text, "rkey %#010x %s %llu", be32(udp_payload, ext + 8),
+                          operation_code == 0x14 ? "add" : "swap",
+                          static_cast<unsigned long long>(value));
+            d.detail = text;
+        } else if (has_aeth) {
             d.detail = aeth_syndrome(udp_payload[ext]) + " msn " +
                        std::to_string(be24(udp_payload, ext + 1));
         } else if (has_reth) {

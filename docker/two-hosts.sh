@@ -144,14 +144,14 @@ stop_all() {
 }
 trap 'stop_all; exit 130' INT TERM
 
-describe() { # STATUS -> words
-    case "$1" in
-    0) echo "succeeded" ;;
-    124) echo "ran out of time" ;;
-    125) echo "its VM stopped before the program finished (did not boot?)" ;;
-    130 | 143) echo "was stopped" ;;
-    running) echo "was still running" ;;
-    *) echo "failed with exit status $1" ;;
+describe() { # SIDE STATUS -> what happened to it
+    case "$2" in
+    0) echo "the $1 succeeded" ;;
+    124) echo "the $1 ran out of time" ;;
+    125) echo "the $1's VM stopped before the program finished (did it boot?)" ;;
+    130 | 143) echo "the $1 was stopped" ;;
+    running) echo "the $1 was still running" ;;
+    *) echo "the $1 failed with exit status $2" ;;
     esac
 }
 
@@ -169,7 +169,7 @@ while [ "$server_status" = running ] || [ "$client_status" = running ]; do
         if [ "${!status_name}" != 0 ] && [ -z "$first_failure" ]; then
             first_failure=$side
             stop_at=$((SECONDS + grace))
-            echo "two-hosts: the $side $(describe "${!status_name}"); the other side gets ${grace}s to finish" >&2
+            echo "two-hosts: $(describe "$side" "${!status_name}"); the other side gets ${grace}s to finish" >&2
         fi
     done
     if [ -n "$stop_at" ] && [ $SECONDS -ge "$stop_at" ] || [ $SECONDS -ge $deadline ]; then
@@ -193,5 +193,5 @@ if [ "$server_status" = 0 ] && [ "$client_status" = 0 ]; then
     echo "two-hosts: server and client both succeeded" >&2
     exit 0
 fi
-echo "two-hosts: FAILED: the $first_failure side failed first; server $(describe "$server_status"), client $(describe "$client_status")" >&2
+echo "two-hosts: FAILED: the $first_failure side failed first; $(describe server "$server_status"), $(describe client "$client_status")" >&2
 exit 1

@@ -1,0 +1,198 @@
+// Two hosts on a wire (docker/two-hosts.sh) and the wire view (docker/capture.sh).
+// These tests boot two micro-VMs themselves, so they run on the build host,
+// never inside the micro-VM: there they say so and pass without running.
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::run;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kTwoHosts = LAB_SOURCE_DIR "/docker/two-hosts.sh";
+const std::string kCapture = LAB_SOURCE_DIR "/docker/capture.sh";
+
+// vm-guest.sh names the micro-VM rdma-lab-vm.
+bool inside_micro_vm() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return std::string(name) == "rdma-lab-vm";
+}
+
+bool skipped_inside_vm() {
+    if (inside_micro_vm()) {
+        WARN(
+            "SKIPPED: two-host tests boot their own VMs; run them on the build host: "
+            "ctest -L two-hosts (outside ./lab vm)");
+        return true;
+    }
+    return false;
+}
+
+// "  RC SEND ONLY     6" lines of the decoder's per-opcode table.
+[[maybe_unused]] int count_of(const std::string& out, const std::string& opcode) {
+    std::smatch match;
+    const std::regex line("\n  " + opcode + R"( +(\d+)\n)");
+    return std::regex_search(out, match, line) ? std::stoi(match[1]) : 0;
+}
+
+int roce_packets(const std::string& out) {
+    std::smatch match;
+    return std::regex_search(out, match, std::regex(R"((\d+) RoCE v2 packets \(UDP 4791\))"))
+               ? std::stoi(match[1])
+               : -1;
+}
+
+lab::test::Result capture(const std::string& name) {
+    return run({kCapture, "--build-dir", LAB_BUILD_DIR, "--limit", "20", name}, 400s);
+}
+
+}  // namespace
+
+TEST_CASE("two hosts: each VM has its own rxe0 on its own card, with a GID of its own",
+          "[two-hosts]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = run({kTwoHosts, lesson("01_devices")}, 300s);
+    const std::string all = result.out + result.err;  // the guests' console is the VMs' stdout
+    INFO(all);
+    REQUIRE(result.exit_code == 0);
+    CHECK(all.find("[server] micro-VM: kernel") != std::string::npos);
+    CHECK(all.find("device rxe0 on eth0 (10.77.1.1), wire to 10.77.1.2") != std::string::npos);
+    CHECK(all.find("device rxe0 on eth0 (10.77.1.2), wire to 10.77.1.1") != std::string::npos);
+    // 01_devices picks the RoCE v2 IPv4 GID: a different one on each side of the wire.
+    CHECK(std::regex_search(
+        result.out,
+        std::regex(R"(\[server\] .*chosen GID index: \d+ \(RoCE v2, ::ffff:10\.77\.1\.1\))")));
+    CHECK(std::regex_search(
+        result.out,
+        std::regex(R"(\[client\] .*chosen GID index: \d+ \(RoCE v2, ::ffff:10\.77\.1\.2\))")));
+    CHECK(result.err.find("two-hosts: server and client both succeeded") != std::string::npos);
+}
+
+TEST_CASE("two hosts: a VM that does not boot stops the other, and is named",
+          "[two-hosts][bad-input]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    const auto result = run({"/usr/bin/env", "RDMA_LAB_TWO_HOSTS_FAULT=server-boot",
+                             "RDMA_LAB_TWO_HOSTS_GRACE=3", kTwoHosts, lesson("01_devices")},
+                            200s);
+    const auto took = std::chrono::steady_clock::now() - started;
+    INFO(result.out << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code == 1);
+    CHECK(result.err.find("the server side failed first") != std::string::npos);
+    CHECK(result.err.find("the server's VM stopped before the program finished") !=
+          std::string::npos);
+    // The client waits for its peer on the wire; it must not be left waiting for two minutes.
+    CHECK(took < 100s);
+}
+
+TEST_CASE("two hosts: a side that exits early stops the other, and is named",
+          "[two-hosts][bad-input]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+#ifdef LAB_HAVE_06_SEND_RECV
+    const std::string program = lesson("06_send_recv");  // its server waits for a client
+#else
+    const std::string program = lesson("01_devices");
+#endif
+    const auto result = run({"/usr/bin/env", "RDMA_LAB_TWO_HOSTS_FAULT=client-exit",
+                             "RDMA_LAB_TWO_HOSTS_GRACE=3", kTwoHosts, program},
+                            200s);
+    INFO(result.out << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code == 1);
+    CHECK((result.out + result.err).find("[client] error: the client fails on purpose") !=
+          std::string::npos);
+    CHECK(result.err.find("the client side failed first") != std::string::npos);
+    CHECK(result.err.find("the client failed with exit status 3") != std::string::npos);
+}
+
+TEST_CASE("two hosts: bad input ends in one line", "[two-hosts][bad-input]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto missing = run({kTwoHosts, "/nonexistent/program"}, 30s);
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("two-hosts: /nonexistent/program is not an executable program") !=
+          std::string::npos);
+
+    const auto timeout = run({kTwoHosts, "--timeout", "soon", lesson("01_devices")}, 30s);
+    CHECK(timeout.exit_code == 2);
+    CHECK(timeout.err.find("--timeout must be a whole number of seconds") != std::string::npos);
+
+    const auto fault = run(
+        {"/usr/bin/env", "RDMA_LAB_TWO_HOSTS_FAULT=everything", kTwoHosts, lesson("01_devices")},
+        30s);
+    CHECK(fault.exit_code == 2);
+    CHECK(fault.err.find("RDMA_LAB_TWO_HOSTS_FAULT must be") != std::string::npos);
+
+    const auto no_lesson = run({kCapture, "--build-dir", LAB_BUILD_DIR, "99_nothing"}, 30s);
+    CHECK(no_lesson.exit_code == 2);
+    CHECK(no_lesson.err.find("capture: no lesson '99_nothing'") != std::string::npos);
+}
+
+TEST_CASE("capture: a lesson without traffic leaves no RoCE v2 packet on the wire",
+          "[two-hosts][capture]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = capture("01_devices");
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    // The VMs found each other (ARP, ping), but lesson 01 only queries its device.
+    CHECK(std::regex_search(result.out, std::regex(R"(([1-9]\d*) frames on the wire)")));
+    CHECK(roce_packets(result.out) == 0);
+    CHECK(result.out.find("RoCE v2 packets per opcode: none") != std::string::npos);
+}
+
+#ifdef LAB_HAVE_06_SEND_RECV
+TEST_CASE("two hosts: 06_send_recv crosses the wire as SEND packets, each acknowledged",
+          "[two-hosts][capture]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = capture("06_send_recv");
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.err.find("two-hosts: server and client both succeeded") != std::string::npos);
+    const int sends = count_of(result.out, "RC SEND ONLY") + count_of(result.out, "RC SEND FIRST");
+    CHECK(sends > 0);
+    CHECK(count_of(result.out, "RC ACKNOWLEDGE") > 0);
+    CHECK(count_of(result.out, "RC RDMA WRITE ONLY") == 0);
+    // Both directions of the wire, between the two VMs' own addresses.
+    CHECK(std::regex_search(result.out, std::regex(R"(10\.77\.1\.2 +-> 10\.77\.1\.1 +RC SEND)")));
+    CHECK(std::regex_search(result.out,
+                            std::regex(R"(10\.77\.1\.[12] +-> 10\.77\.1\.[12] +RC ACKNOWLEDGE)")));
+}
+#endif
+
+#ifdef LAB_HAVE_07_RDMA_WRITE
+TEST_CASE("two hosts: 07_rdma_write crosses the wire as RDMA WRITE packets",
+          "[two-hosts][capture]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = capture("07_rdma_write");
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.err.find("two-hosts: server and client both succeeded") != std::string::npos);
+    const int writes = count_of(result.out, "RC RDMA WRITE ONLY") +
+                       count_of(result.out, "RC RDMA WRITE FIRST") +
+                       count_of(result.out, "RC RDMA WRITE ONLY WITH IMMEDIATE");
+    CHECK(writes > 0);
+    CHECK(count_of(result.out, "RC ACKNOWLEDGE") > 0);
+}
+#endif
