@@ -1,7 +1,8 @@
 // The drift check: code on the slides must still be code in the lessons.
 //
 // A C or C++ code block in a deck (slides/*.md) names the file it quotes in its
-// fence, e.g. "```cpp lessons/01_devices/main.cpp". The block must appear in
+// fence, e.g. "```cpp lessons/01_devices/main.cpp" (or a system header:
+// "```c <infiniband/verbs.h>"). The block must appear in
 // that file, whitespace aside (line breaks and indentation may differ, so a
 // re-formatted lesson still matches). A line "// ..." in a block skips code:
 // the pieces before and after it must appear in that order. When a lesson
@@ -129,6 +130,22 @@ bool is_c_or_cpp(const std::string& language) {
     return std::find(kLanguages.begin(), kLanguages.end(), language) != kLanguages.end();
 }
 
+/// A quoted file: a path in this repository, or a system header such as
+/// <infiniband/verbs.h> (the verbs' own declarations, quoted on some slides).
+fs::path resolve(const std::string& source) {
+    if (source.size() > 2 && source.front() == '<' && source.back() == '>') {
+        const std::string header = source.substr(1, source.size() - 2);
+        for (const char* include_dir : {"/usr/include", "/usr/local/include"}) {
+            const fs::path candidate = fs::path(include_dir) / header;
+            if (fs::is_regular_file(candidate)) {
+                return candidate;
+            }
+        }
+        return fs::path("/usr/include") / header;
+    }
+    return kSourceDir / source;
+}
+
 std::vector<fs::path> decks() {
     std::vector<fs::path> result;
     for (const auto& entry : fs::directory_iterator(kSourceDir / "slides")) {
@@ -220,7 +237,7 @@ TEST_CASE("every C++ block on a slide still appears in the file it quotes", "[do
             INFO(deck_name << ":" << block.line);
             // Every C/C++ block says what it quotes, so that none can drift unseen.
             REQUIRE_FALSE(block.source.empty());
-            const fs::path source = kSourceDir / block.source;
+            const fs::path source = resolve(block.source);
             INFO("quotes " << block.source);
             REQUIRE(fs::is_regular_file(source));
             const auto missing = first_missing_piece(block.lines, read_file(source));
