@@ -12,4 +12,4 @@ add_test(NAME docs_doxygen_common
   COMMAND "${CMAKE_CURRENT_SOURCE_DIR}/docs/check_doxygen.sh"
           "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/doxygen-check")
 set_tests_properties(docs_doxygen_common PROPERTIES
-  LABELS docs TIMEOUT 120 SKIP_RETURN_CODE 77)
+  LABELS docs TIMEOUT 300 SKIP_RETURN_CODE 77)
