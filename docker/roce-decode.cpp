@@ -346,8 +346,8 @@ int main(int argc, char** argv) {
     std::size_t frames = 0, roce = 0;
     std::optional<double> start;
     std::map<std::string, std::size_t> per_opcode;
-    std::printf("%5s %10s  %-15s    %-15s  %-30s %8s %8s %7s  %s\n", "#", "time/s", "from", "to",
-                "opcode", "dest QP", "PSN", "payload", "");
+    std::printf("%5s %10s  %-15s    %-15s  %-30s %8s %8s %7s\n", "#", "time/s", "from", "to",
+                "opcode", "dest QP", "PSN", "payload");
     for (std::size_t at = 24; at + 16 <= data.size();) {
         const double time = u32(at) + u32(at + 4) * tick;
         const std::size_t captured = u32(at + 8);
@@ -370,10 +370,14 @@ int main(int argc, char** argv) {
         const Decoded d = decode_bth(packet->udp_payload);
         ++per_opcode[d.opcode];
         if (roce <= limit) {
-            std::printf("%5zu %10.6f  %-15s -> %-15s  %-30s %#8x %8u %7s  %s%s\n", roce,
+            std::string notes = d.ack_request ? "ack-req" : "";
+            if (!d.detail.empty()) {
+                notes += (notes.empty() ? "" : " ") + d.detail;
+            }
+            std::printf("%5zu %10.6f  %-15s -> %-15s  %-30s %#8x %8u %7s%s%s\n", roce,
                         time - *start, packet->from.c_str(), packet->to.c_str(), d.opcode.c_str(),
                         d.dest_qp, d.psn, d.payload < 0 ? "?" : std::to_string(d.payload).c_str(),
-                        d.ack_request ? "ack-req " : "", d.detail.c_str());
+                        notes.empty() ? "" : "  ", notes.c_str());
         }
     }
     if (roce > limit) {

@@ -165,7 +165,7 @@ TEST_CASE("roce-decode reads NAKs, UD sends with padding and big-endian files", 
     CHECK(result.out.find("3 frames on the wire, 2 RoCE v2 packets") != std::string::npos);
     CHECK(std::regex_search(result.out,
                             std::regex(R"(RC ACKNOWLEDGE +0x1234 +77 +0 +RNR NAK msn 9)")));
-    CHECK(std::regex_search(result.out, std::regex(R"(UD SEND ONLY +0x42 +5 +10 )")));
+    CHECK(std::regex_search(result.out, std::regex(R"(UD SEND ONLY +0x42 +5 +10\n)")));
 }
 
 TEST_CASE("roce-decode refuses what is not a pcap file, in one line", "[capture][bad-input]") {
