@@ -1,0 +1,8 @@
+# Lesson 03 on rxe: CQ size, empty poll, destroy order, and bad input.
+# The same source builds twice: LAB_BAD_INPUT_ONLY keeps only the bad-input
+# cases, so that they carry the bad-input label and the others do not.
+lab_add_test(test_03_completion_queue lessons/test_03_completion_queue.cpp
+  LABELS lesson rxe TIMEOUT 90 DEPENDS 03_completion_queue)
+lab_add_test(test_03_completion_queue_bad_input lessons/test_03_completion_queue.cpp
+  LABELS lesson rxe bad-input TIMEOUT 90 DEPENDS 03_completion_queue)
+target_compile_definitions(test_03_completion_queue_bad_input PRIVATE LAB_BAD_INPUT_ONLY)

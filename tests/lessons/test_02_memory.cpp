@@ -1,0 +1,154 @@
+// Lesson 02 on the real device: the keys it printed, the three refusals with
+// their real error codes, and one clear line for bad input.
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::run;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+#ifndef LAB_BAD_INPUT_ONLY
+
+namespace {
+
+struct Registration {
+    std::string access;
+    std::string addr;
+    unsigned long length;
+    unsigned long lkey;
+    unsigned long rkey;
+};
+
+std::vector<Registration> registrations(const std::string& out) {
+    static const std::regex line(
+        R"(^\t(\S+(?: \(local read only\))?)\s+addr (0x[0-9a-f]+) length (\d+) lkey (0x[0-9a-f]+) rkey (0x[0-9a-f]+)$)");
+    std::vector<Registration> result;
+    for (const auto& text : lab::test::lines(out)) {
+        std::smatch match;
+        if (std::regex_match(text, match, line)) {
+            result.push_back({match[1], match[2], std::stoul(match[3]),
+                              std::stoul(match[4], nullptr, 16),
+                              std::stoul(match[5], nullptr, 16)});
+        }
+    }
+    return result;
+}
+
+void check_keys(const std::vector<Registration>& mrs, unsigned long length) {
+    REQUIRE(mrs.size() == 4);
+    std::set<unsigned long> lkeys;
+    std::set<unsigned long> rkeys;
+    for (const auto& mr : mrs) {
+        INFO("access " << mr.access);
+        CHECK(mr.addr == mrs.front().addr);  // one buffer, four registrations
+        CHECK(mr.length == length);
+        CHECK(mr.lkey != 0);
+        lkeys.insert(mr.lkey);
+        if (contains(mr.access, "REMOTE")) {
+            CHECK(mr.rkey != 0);
+            rkeys.insert(mr.rkey);
+        }
+    }
+    CHECK(lkeys.size() == 4);  // every registration has its own lkey
+    CHECK(rkeys.size() == 2);  // and the two with remote access their own rkey
+    CHECK(mrs[3].access == "LOCAL_WRITE|REMOTE_READ|REMOTE_WRITE|REMOTE_ATOMIC");
+}
+
+}  // namespace
+
+TEST_CASE("02_memory registers one buffer four times with distinct keys", "[lesson02]") {
+    const auto result = run({lesson("02_memory")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.out, "Step 4: ibv_alloc_pd: PD handle "));
+    check_keys(registrations(result.out), 4096);
+
+    const auto larger = run({lesson("02_memory"), "-s", "65536"});
+    INFO(larger.out << larger.err);
+    REQUIRE(larger.exit_code == 0);
+    check_keys(registrations(larger.out), 65536);
+}
+
+TEST_CASE("02_memory shows EINVAL, EBUSY and ENOMEM with their errno text", "[lesson02]") {
+    const auto result = run({lesson("02_memory")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.out,
+                   "ibv_reg_mr(REMOTE_WRITE without LOCAL_WRITE): Invalid argument (EINVAL)"));
+    CHECK(contains(result.out,
+                   "ibv_reg_mr(REMOTE_ATOMIC without LOCAL_WRITE): Invalid argument (EINVAL)"));
+    CHECK(contains(result.out, "ibv_dealloc_pd(PD with 4 MRs): Device or resource busy (EBUSY)"));
+    CHECK(std::regex_search(result.out,
+                            std::regex(R"(RLIMIT_MEMLOCK: \S+( KiB)?; lowered to 64 KiB)")));
+    CHECK(contains(result.out,
+                   "ibv_reg_mr(1 MiB), CAP_IPC_LOCK off: Cannot allocate memory (ENOMEM)"));
+    if (geteuid() == 0) {
+        // Root holds CAP_IPC_LOCK: the limit does not apply to it.
+        CHECK(contains(result.out, "ibv_reg_mr(1 MiB), CAP_IPC_LOCK on: succeeded"));
+    }
+    // The PD that refused with EBUSY goes once its MRs are gone.
+    CHECK(contains(result.out, "Step 10: ibv_dereg_mr on 4 MRs"));
+    CHECK(contains(result.out, "ibv_dealloc_pd: done"));
+    CHECK(result.err.empty());  // no warning from a failed destroy
+}
+
+TEST_CASE("02_memory as an unprivileged user meets the memlock limit at once", "[lesson02]") {
+    if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+        WARN("needs root and setpriv to become the user nobody; not checked here");
+        return;
+    }
+    const auto result = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             lesson("02_memory")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    // Without CAP_IPC_LOCK the first attempt already fails; there is nothing to switch off.
+    CHECK(contains(result.out,
+                   "ibv_reg_mr(1 MiB), CAP_IPC_LOCK off: Cannot allocate memory (ENOMEM)"));
+    CHECK_FALSE(contains(result.out, "CAP_IPC_LOCK on"));
+}
+
+#else
+
+TEST_CASE("02_memory rejects bad input with one line and a non-zero exit",
+          "[lesson02][bad-input]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string expected;
+    };
+    const std::vector<Case> cases = {
+        {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
+        {{"-g", "100000"}, "GID index 100000 is out of range"},
+        {{"-i", "7"}, "port 7 is out of range"},
+        {{"-s", "0"}, "--size"},
+        {{"-s", "many"}, "--size"},
+        {{"-s", "2000000000"}, "--size"},
+    };
+    for (const auto& test_case : cases) {
+        std::vector<std::string> argv = {lesson("02_memory")};
+        argv.insert(argv.end(), test_case.args.begin(), test_case.args.end());
+        const auto result = run(argv, std::chrono::seconds(20));
+        INFO("args: " << test_case.args.front() << " " << test_case.args.back() << " -> "
+                      << result.err);
+        CHECK_FALSE(result.timed_out);
+        CHECK(result.exit_code != 0);
+        CHECK(contains(result.err, test_case.expected));
+        CHECK(result.err.rfind("error: ", 0) == 0);
+        CHECK(lab::test::lines(result.err).size() == 1);
+    }
+}
+
+#endif

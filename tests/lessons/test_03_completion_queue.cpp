@@ -1,0 +1,106 @@
+// Lesson 03 on the real device: the CQ size granted, the empty poll, the
+// channel that refuses to go before its CQ, and one clear line for bad input.
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::run;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+#ifndef LAB_BAD_INPUT_ONLY
+
+namespace {
+
+// Requested and granted CQ sizes from "requested N entries, granted M (cq->cqe)".
+std::pair<long, long> cq_sizes(const std::string& out) {
+    std::smatch match;
+    REQUIRE(std::regex_search(out, match,
+                              std::regex(R"(requested (\d+) entries, granted (\d+) \(cq->cqe\))")));
+    return {std::stol(match[1]), std::stol(match[2])};
+}
+
+}  // namespace
+
+TEST_CASE("03_completion_queue gets at least the CQ size it asks for", "[lesson03]") {
+    for (const char* requested : {"1", "100", "1000", "32767"}) {
+        const auto result = run({lesson("03_completion_queue"), "--cqe", requested});
+        INFO("--cqe " << requested << "\n" << result.out << result.err);
+        REQUIRE(result.exit_code == 0);
+        const auto [asked, granted] = cq_sizes(result.out);
+        CHECK(asked == std::stol(requested));
+        CHECK(granted >= asked);
+    }
+}
+
+TEST_CASE("03_completion_queue polls an empty CQ and times out waiting for an event",
+          "[lesson03]") {
+    const auto result = run({lesson("03_completion_queue")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(std::regex_search(result.out, std::regex(R"(ibv_create_comp_channel: fd \d+)")));
+    CHECK(contains(result.out, "ibv_poll_cq(empty CQ, up to 4): returned 0"));
+    CHECK(contains(result.out, "timed out, no event (nothing completed)"));
+    CHECK(contains(result.out, "status      IBV_WC_SUCCESS (0, \"success\")"));
+    CHECK(contains(result.out, "status 13 is \"RNR retry counter exceeded\""));
+}
+
+TEST_CASE("03_completion_queue: the channel refuses to go before its CQ (EBUSY)", "[lesson03]") {
+    const auto result = run({lesson("03_completion_queue")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    const auto busy =
+        result.out.find("ibv_destroy_comp_channel before the CQ: Device or resource busy (EBUSY)");
+    const auto cq_gone = result.out.find("ibv_destroy_cq: done");
+    const auto channel_gone = result.out.find("ibv_destroy_comp_channel: done");
+    REQUIRE(busy != std::string::npos);
+    REQUIRE(cq_gone != std::string::npos);
+    REQUIRE(channel_gone != std::string::npos);
+    CHECK(busy < cq_gone);
+    CHECK(cq_gone < channel_gone);
+    CHECK(result.err.empty());
+}
+
+#else
+
+TEST_CASE("03_completion_queue rejects bad input with one line and a non-zero exit",
+          "[lesson03][bad-input]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string expected;
+    };
+    const std::vector<Case> cases = {
+        {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
+        {{"-g", "100000"}, "GID index 100000 is out of range"},
+        {{"-i", "7"}, "port 7 is out of range"},
+        {{"--cqe", "0"}, "--cqe"},
+        {{"--cqe", "-5"}, "--cqe"},
+        {{"--cqe", "lots"}, "--cqe"},
+        // Above the device's max_cqe (32767 on rxe): the verb itself refuses.
+        {{"--cqe", "100000000"}, "ibv_create_cq failed: Invalid argument"},
+    };
+    for (const auto& test_case : cases) {
+        std::vector<std::string> argv = {lesson("03_completion_queue")};
+        argv.insert(argv.end(), test_case.args.begin(), test_case.args.end());
+        const auto result = run(argv, std::chrono::seconds(20));
+        INFO("args: " << test_case.args.front() << " " << test_case.args.back() << " -> "
+                      << result.err);
+        CHECK_FALSE(result.timed_out);
+        CHECK(result.exit_code != 0);
+        CHECK(contains(result.err, test_case.expected));
+        CHECK(result.err.rfind("error: ", 0) == 0);
+        CHECK(lab::test::lines(result.err).size() == 1);
+    }
+}
+
+#endif

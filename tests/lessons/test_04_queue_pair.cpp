@@ -1,0 +1,134 @@
+// Lesson 04 on the real device: the granted QP caps, the states in order,
+// the refused transitions, the message the QP sent itself, and bad input.
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::run;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+#ifndef LAB_BAD_INPUT_ONLY
+
+TEST_CASE("04_queue_pair prints the caps it asked for and the ones granted", "[lesson04]") {
+    const auto result = run({lesson("04_queue_pair")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    for (const char* cap :
+         {"max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data"}) {
+        std::smatch match;
+        INFO("cap " << cap);
+        REQUIRE(std::regex_search(result.out, match,
+                                  std::regex(std::string("\\t") + cap + R"(\s+(\d+)\s+(\d+)\n)")));
+        CHECK(std::stoul(match[2]) >= std::stoul(match[1]));  // never less than asked
+    }
+    CHECK(std::regex_search(result.out, std::regex(R"(max_inline_data\s+64\s+\d+)")));
+}
+
+TEST_CASE("04_queue_pair walks RESET, INIT, RTR, RTS in order and refuses shortcuts",
+          "[lesson04]") {
+    const auto result = run({lesson("04_queue_pair")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    std::vector<std::string> states;
+    const std::regex state(R"(ibv_query_qp: state (\w+))");
+    for (std::sregex_iterator it(result.out.begin(), result.out.end(), state), end; it != end;
+         ++it) {
+        states.push_back((*it)[1]);
+    }
+    CHECK(states == std::vector<std::string>{"RESET", "INIT", "RTR", "RTS"});
+
+    const auto refused = result.out.find("RESET->RTR     ibv_modify_qp: refused: Invalid argument");
+    const auto init = result.out.find("state INIT");
+    REQUIRE(refused != std::string::npos);
+    CHECK(refused < init);  // refused while still in RESET
+    CHECK(
+        contains(result.out,
+                 "INIT->RTR      without IBV_QP_DEST_QPN in the mask: refused: Invalid argument"));
+    CHECK(contains(result.out, "RESET->INIT    mask STATE|PKEY_INDEX|PORT|ACCESS_FLAGS"));
+    CHECK(contains(
+        result.out,
+        "INIT->RTR      mask STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN|MAX_DEST_RD_ATOMIC|MIN_RNR_TIMER"));
+    CHECK(
+        contains(result.out,
+                 "RTR->RTS       mask STATE|SQ_PSN|TIMEOUT|RETRY_CNT|RNR_RETRY|MAX_QP_RD_ATOMIC"));
+
+    // Connected to itself: the destination QPN is its own, and the PSN it
+    // expects is the one it sends with.
+    std::smatch match;
+    REQUIRE(std::regex_search(result.out, match, std::regex(R"(RC QP number (0x[0-9a-f]+))")));
+    const std::string qpn = match[1];
+    REQUIRE(std::regex_search(
+        result.out, match,
+        std::regex(R"(dest_qp_num (0x[0-9a-f]+), path_mtu \d+, rq_psn (0x[0-9a-f]+))")));
+    CHECK(match[1] == qpn);
+    const std::string rq_psn = match[2];
+    REQUIRE(std::regex_search(result.out, match, std::regex(R"(sq_psn (0x[0-9a-f]+))")));
+    CHECK(match[1] == rq_psn);
+}
+
+TEST_CASE("04_queue_pair receives exactly the message it sent itself", "[lesson04]") {
+    for (const char* size : {"32", "4096"}) {  // one packet, and four at MTU 1024
+        const auto result = run({lesson("04_queue_pair"), "-s", size});
+        INFO("-s " << size << "\n" << result.out << result.err);
+        REQUIRE(result.exit_code == 0);
+        std::smatch match;
+        REQUIRE(std::regex_search(result.out, match, std::regex(R"(RC QP number (0x[0-9a-f]+))")));
+        const std::string qpn = match[1];
+        // Both completions, successful, on this QP, with the bytes sent.
+        CHECK(contains(result.out,
+                       "completion: wr_id 2, status success, opcode IBV_WC_RECV, byte_len " +
+                           std::string(size) + ", qp_num " + qpn));
+        CHECK(contains(result.out, "completion: wr_id 1, status success, opcode IBV_WC_SEND"));
+        REQUIRE(std::regex_search(result.out, match, std::regex("received: \"([^\"]*)\"")));
+        const std::string sent = "Hello from QP " + qpn + " to itself";
+        const std::string received = match[1];
+        CHECK(received.substr(0, sent.size()) == sent);
+        CHECK(received.find_first_not_of('.', sent.size()) == std::string::npos);
+        CHECK(contains(result.out,
+                       "all " + std::string(size) + " received bytes equal the sent ones"));
+    }
+}
+
+#else
+
+TEST_CASE("04_queue_pair rejects bad input with one line and a non-zero exit",
+          "[lesson04][bad-input]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string expected;
+    };
+    const std::vector<Case> cases = {
+        {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
+        {{"-g", "100000"}, "GID index 100000 is out of range"},
+        {{"-g", "900"}, "GID index 900 has no GID"},
+        {{"-i", "7"}, "port 7 is out of range"},
+        {{"-s", "0"}, "--size"},
+        {{"-s", "huge"}, "--size"},
+        {{"-s", "16777216"}, "message size 16777216 is above the port's max_msg_sz"},
+    };
+    for (const auto& test_case : cases) {
+        std::vector<std::string> argv = {lesson("04_queue_pair")};
+        argv.insert(argv.end(), test_case.args.begin(), test_case.args.end());
+        const auto result = run(argv, std::chrono::seconds(20));
+        INFO("args: " << test_case.args.front() << " " << test_case.args.back() << " -> "
+                      << result.err);
+        CHECK_FALSE(result.timed_out);
+        CHECK(result.exit_code != 0);
+        CHECK(contains(result.err, test_case.expected));
+        CHECK(result.err.rfind("error: ", 0) == 0);
+        CHECK(lab::test::lines(result.err).size() == 1);
+    }
+}
+
+#endif
