@@ -1,7 +1,13 @@
 #!/bin/sh
 # Doxygen input filter for the Markdown pages (FILTER_PATTERNS in docs/Doxyfile).
-# A README links a slide deck by its source, e.g. (../../slides/01_devices.md),
-# which reads well on a forge; in the built documentation the link goes to the
-# rendered deck instead: ./lab slides writes build/site/slides/NAME.html next to
-# build/site/docs/html/. (Doxygen would otherwise look for a page of that name.)
-exec sed -E 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' "$1"
+# The READMEs link files by their place in the repository, which reads well
+# on a forge; in the built documentation (a flat html/ folder):
+#  - a slide deck, e.g. (../../slides/01_devices.md), becomes the rendered deck:
+#    ./lab slides writes build/site/slides/NAME.html next to build/site/docs/html/
+#    (Doxygen would otherwise look for a page of that name, and fail);
+#  - a diagram, e.g. (../../docs/diagrams/qp_states.svg), becomes its bare name,
+#    which Doxygen finds in IMAGE_PATH and copies next to the pages.
+exec sed -E \
+    -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
+    -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
+    "$1"
