@@ -196,3 +196,22 @@ TEST_CASE("two hosts: 07_rdma_write crosses the wire as RDMA WRITE packets",
     CHECK(count_of(result.out, "RC ACKNOWLEDGE") > 0);
 }
 #endif
+
+TEST_CASE("the micro-VM without qemu names the package to install", "[two-hosts][bad-input]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    // A PATH with the few tools microvm.sh needs before it looks for qemu, and no qemu.
+    const std::string bin = "/tmp/lab-no-qemu-" + std::to_string(::getpid());
+    REQUIRE(run({"/bin/mkdir", "-p", bin}).exit_code == 0);
+    REQUIRE(run({"/bin/ln", "-sf", "/usr/bin/dirname", bin + "/dirname"}).exit_code == 0);
+    const auto result = run({"/usr/bin/env", "PATH=" + bin, "/bin/bash",
+                             LAB_SOURCE_DIR "/docker/microvm.sh", "--", "true"},
+                            30s);
+    run({"/bin/rm", "-rf", bin});
+    INFO(result.out << result.err);
+    CHECK(result.exit_code == 2);
+    CHECK(
+        result.err ==
+        "microvm: qemu-system-x86_64 is missing: install qemu-system-x86 (./lab setup does it)\n");
+}
