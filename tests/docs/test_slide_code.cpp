@@ -263,3 +263,20 @@ TEST_CASE("every image on a slide exists", "[docs]") {
         }
     }
 }
+
+TEST_CASE("every lesson deck belongs to a lesson or exercise that exists", "[docs]") {
+    // NN_name.md is the deck of lessons/NN_name, exNN_name.md of exercises/NN_name;
+    // 00_introduction is the one deck without a folder. A renamed lesson shows up here.
+    for (const fs::path& deck : decks()) {
+        const std::string name = deck.stem().string();
+        if (name == "00_introduction") {
+            continue;
+        }
+        INFO("slides/" << deck.filename().string());
+        if (name.rfind("ex", 0) == 0) {
+            CHECK(fs::is_directory(kSourceDir / "exercises" / name.substr(2)));
+        } else {
+            CHECK(fs::is_directory(kSourceDir / "lessons" / name));
+        }
+    }
+}
