@@ -1,0 +1,42 @@
+# The exercises' checks. Each tests/exercises/test_NN_name.cpp is compiled
+# twice (see exercises/ and solutions/ and the top-level CMakeLists.txt):
+#
+#   check_solNN_name  linked with the solution: registered with CTest, one test
+#                     per check (labels exercise, rxe); all of them must pass.
+#   check_exNN_name   linked with the exercise (the skeleton, or a student's
+#                     copy via -DLAB_EXERCISES_DIR): NOT registered one by one.
+#                     test_exercise_skeletons runs it and requires that checks
+#                     fail and that the failures name every TODO function.
+#
+# ./lab grade (grading/grade.sh) builds the check_ex* programs of a student's
+# folder and runs them check by check.
+
+set(lab_exercise_check_programs "")
+
+# lab_add_exercise_checks(NN NAME LIBRARY lib): exercise NN_NAME, whose folder
+# builds the library exNN_lib / solNN_lib that the checks link with.
+function(lab_add_exercise_checks number name)
+  cmake_parse_arguments(ARG "" "LIBRARY" "" ${ARGN})
+  set(source exercises/test_${number}_${name}.cpp)
+  if(TARGET sol${number}_${ARG_LIBRARY})
+    lab_add_test(check_sol${number}_${name} ${source} LABELS exercise rxe TIMEOUT 300)
+    target_link_libraries(check_sol${number}_${name} PRIVATE sol${number}_${ARG_LIBRARY})
+  endif()
+  if(TARGET ex${number}_${ARG_LIBRARY})
+    add_executable(check_ex${number}_${name} ${source})
+    target_link_libraries(check_ex${number}_${name} PRIVATE lab_test_support
+                          ex${number}_${ARG_LIBRARY})
+    set(lab_exercise_check_programs ${lab_exercise_check_programs} check_ex${number}_${name}
+        PARENT_SCOPE)
+  endif()
+endfunction()
+
+lab_add_exercise_checks(01 noncontiguous_sge LIBRARY sge)
+
+# The untouched skeletons must fail their checks, each TODO by name.
+if(lab_exercise_check_programs)
+  lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
+    LABELS exercise rxe TIMEOUT 600 DEPENDS ${lab_exercise_check_programs})
+  target_compile_definitions(test_exercise_skeletons PRIVATE
+    LAB_EXERCISES_DIR="${LAB_EXERCISES_DIR}")
+endif()
