@@ -32,7 +32,10 @@ std::string_view wc_status_hint(ibv_wc_status status) {
             return "receiver not ready: no receive was posted when the send arrived, and "
                    "rnr_retry ran out; post receives before the peer sends";
         case IBV_WC_LOC_QP_OP_ERR:
-            return "the work request is malformed for this QP (too many SGEs, inline too large)";
+            // rxe reports a message longer than the posted receive buffer
+            // with this status on the receiving side, not IBV_WC_LOC_LEN_ERR.
+            return "the work request is malformed for this QP (too many SGEs, inline too large), "
+                   "or, on a receive, the message is longer than the receive buffer";
         case IBV_WC_BAD_RESP_ERR:
             return "the peer answered with an unexpected response";
         case IBV_WC_REM_ABORT_ERR:

@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
         std::printf("\t\twc_flags    IBV_WC_WITH_IMM: imm_data holds immediate data\n");
         std::printf("\t\tvendor_err  the device's own error code when status is not success\n");
         std::printf(
-            "\t\tonly wr_id and status are valid in a failed completion, e.g. "
-            "status %d is \"%s\"\n",
+            "\t\ta failed completion has only wr_id, status, qp_num and vendor_err valid;\n"
+            "\t\te.g. status %d is \"%s\"\n",
             IBV_WC_RNR_RETRY_EXC_ERR, ibv_wc_status_str(IBV_WC_RNR_RETRY_EXC_ERR));
 
         // Step 10: clean up. The CQ must go before its channel: the channel
