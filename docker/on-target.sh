@@ -4,6 +4,7 @@
 # rdma_rxe), otherwise inside the micro-VM.
 #
 #   docker/on-target.sh CMD [ARGS...]
+#   docker/on-target.sh --which          prints "host" or "vm"
 #
 # RDMA_LAB_TARGET=host|vm forces the choice. RDMA_LAB_SERVER_ADDR is set to
 # the address a client should connect to. The exit status is the command's.
@@ -48,7 +49,11 @@ host_rdma_address() {
     [ -n "$netdev" ] && ip -4 -o addr show dev "$netdev" | awk '{split($4, a, "/"); print a[1]; exit}'
 }
 
-[ $# -ge 1 ] || die "usage: docker/on-target.sh CMD [ARGS...]"
+[ $# -ge 1 ] || die "usage: docker/on-target.sh CMD [ARGS...] | --which"
+if [ "$1" = --which ]; then # only say where commands would run
+    choose_target
+    exit 0
+fi
 if [ "$(choose_target)" = host ]; then
     device=$(host_device)
     [ -n "$device" ] || die "RDMA_LAB_TARGET=host, but the host has no active RDMA device (./lab doctor)"
