@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,7 +98,7 @@ void set_ipc_lock(bool enabled) {
 
 // One attempt to register @p buffer; returns 0 or the errno of the refusal.
 // A registration that succeeds is undone at once: only the answer matters here.
-int try_register(ibv_pd* pd, std::vector<std::byte>& buffer, int access) {
+int try_register(ibv_pd* pd, std::span<std::byte> buffer, int access) {
     ibv_mr* mr = ibv_reg_mr(pd, buffer.data(), buffer.size(), access);
     if (mr == nullptr) {
         return errno;

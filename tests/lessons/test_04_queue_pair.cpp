@@ -100,6 +100,15 @@ TEST_CASE("04_queue_pair receives exactly the message it sent itself", "[lesson0
     }
 }
 
+TEST_CASE("04_queue_pair honours -g: the link-local GID works for a QP talking to itself",
+          "[lesson04]") {
+    const auto result = run({lesson("04_queue_pair"), "-g", "0"});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.out, "GID index 0 (fe80::"));
+    CHECK(contains(result.out, "all 32 received bytes equal the sent ones"));
+}
+
 #else
 
 TEST_CASE("04_queue_pair rejects bad input with one line and a non-zero exit",
