@@ -1,0 +1,387 @@
+// Lesson 10: completion events — sleep until the CQ has something, instead of polling.
+//
+// Every lesson so far waited for a completion by calling ibv_poll_cq in a
+// loop: the fastest answer, and one CPU core at 100 % while waiting. A
+// completion channel lets the thread sleep in the kernel instead:
+//
+//   ibv_create_comp_channel   a file descriptor that becomes readable on an event
+//   ibv_create_cq(.., channel) the CQ reports to that channel
+//   ibv_req_notify_cq(cq, 0)  arm: raise ONE event at the next completion
+//   ibv_get_cq_event          read the event (which CQ it was)
+//   ibv_ack_cq_events         acknowledge it; ibv_destroy_cq waits for all acks
+//   ibv_req_notify_cq again   re-arm (one event per arming), THEN drain the CQ
+//                             with ibv_poll_cq: completions that arrived between
+//                             the event and the re-arming raise no new event
+//
+// ibv_req_notify_cq(cq, 1) arms for SOLICITED completions only: a receive
+// whose sender set IBV_SEND_SOLICITED (or a failed one). The sender decides
+// which messages are worth waking the receiver for.
+//
+// The client sends messages at a fixed rate, in three rounds; the server
+// receives them by busy polling, by events, and by solicited events, and
+// measures its CPU time (user + system, from getrusage) per message in each.
+//
+// Run:   ./lab run 10_events                        (server and client in one go)
+//        10_events [-n MESSAGES] [--rate PER_SECOND]           server
+//        10_events [-n MESSAGES] [--rate PER_SECOND] SERVER    client
+//        options: -d DEV -i PORT -g GID_INDEX -p TCP_PORT -s SIZE --timeout SECONDS
+//                 --solicit-every K (round 3: every K-th message is solicited)
+
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lab/check.hpp"
+#include "lab/completion.hpp"
+#include "lab/device.hpp"
+#include "lab/exchange.hpp"
+#include "lab/options.hpp"
+#include "lab/resources.hpp"
+#include "lab/verbs.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Receives kept posted on the server; each completed one is posted again.
+constexpr std::uint32_t kReceiveDepth = 64;
+
+enum class Waiting { kBusyPolling, kEvents, kSolicitedEvents };
+
+const char* waiting_name(Waiting waiting) {
+    switch (waiting) {
+        case Waiting::kBusyPolling:
+            return "busy polling";
+        case Waiting::kEvents:
+            return "events";
+        case Waiting::kSolicitedEvents:
+            return "solicited events";
+    }
+    return "?";
+}
+
+// CPU time this process used so far, user + system, in microseconds.
+double cpu_microseconds() {
+    rusage usage{};
+    lab::check(getrusage(RUSAGE_SELF, &usage), "getrusage");
+    const auto micros = [](const timeval& time) { return time.tv_sec * 1e6 + time.tv_usec; };
+    return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
+struct Settings {
+    std::size_t messages;
+    std::size_t size;
+    double rate;
+    std::size_t solicit_every;
+    std::chrono::milliseconds timeout;
+};
+
+// The server side of one round: receives, the checks on them, and counters.
+class Receiver {
+  public:
+    Receiver(ibv_qp* qp, ibv_cq* cq, ibv_comp_channel* channel, std::span<std::byte> buffer,
+             std::uint32_t lkey, std::size_t slot_size, const lab::Connection& connection)
+        : qp_(qp),
+          cq_(cq),
+          channel_(channel),
+          buffer_(buffer),
+          lkey_(lkey),
+          slot_size_(slot_size),
+          peer_fd_(connection.fd()) {}
+
+    void post_receive(std::uint64_t slot) {
+        ibv_sge sge{reinterpret_cast<std::uintptr_t>(buffer_.data() + slot * slot_size_),
+                    static_cast<std::uint32_t>(slot_size_), lkey_};
+        ibv_recv_wr wr{};
+        wr.wr_id = slot;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        ibv_recv_wr* bad = nullptr;
+        lab::check(ibv_post_recv(qp_, &wr, &bad), "ibv_post_recv");
+    }
+
+    struct Round {
+        std::size_t received = 0;
+        std::size_t in_order = 0;
+        std::size_t wake_ups = 0;
+        double cpu_us = 0;
+        double wall_us = 0;
+    };
+
+    Round receive(Waiting waiting, std::size_t messages, std::chrono::milliseconds timeout) {
+        round_ = Round{};
+        expected_ = messages;
+        const auto deadline = Clock::now() + timeout;
+        const double cpu_start = cpu_microseconds();
+        const auto wall_start = Clock::now();
+        if (waiting == Waiting::kBusyPolling) {
+            receive_by_polling(deadline);
+        } else {
+            receive_by_events(waiting == Waiting::kSolicitedEvents, deadline);
+        }
+        round_.cpu_us = cpu_microseconds() - cpu_start;
+        round_.wall_us =
+            std::chrono::duration<double, std::micro>(Clock::now() - wall_start).count();
+        return round_;
+    }
+
+  private:
+    // The way of lessons 03-09: ask the CQ again and again.
+    void receive_by_polling(Clock::time_point deadline) {
+        for (unsigned spins = 0; round_.received < expected_; ++spins) {
+            drain();
+            if (spins % 4096 == 0) {
+                check_deadline_and_peer(deadline);
+            }
+        }
+    }
+
+    // The way of this lesson: sleep until the channel reports an event.
+    void receive_by_events(bool solicited_only, Clock::time_point deadline) {
+        // Step 9a: arm the CQ. Only the next completion (or, with 1, the next
+        // solicited one) raises an event; then the CQ is disarmed again.
+        lab::check(ibv_req_notify_cq(cq_, solicited_only ? 1 : 0), "ibv_req_notify_cq");
+        // Messages that arrived before the arming raise no event: take them now.
+        drain();
+        unsigned events_to_ack = 0;
+        while (round_.received < expected_) {
+            // Step 9b: sleep on the channel's file descriptor, with a deadline,
+            // and wake up too if the peer's TCP connection closes (it died).
+            pollfd ready[2] = {{channel_->fd, POLLIN, 0}, {peer_fd_, POLLIN, 0}};
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            const int found = ::poll(ready, 2, static_cast<int>(std::max<long>(left.count(), 0)));
+            if (found < 0 && errno != EINTR) {
+                lab::fail("poll on the completion channel", errno);
+            }
+            if ((ready[0].revents & POLLIN) == 0) {
+                check_deadline_and_peer(deadline);
+                continue;
+            }
+            // Step 9c: read the event. It names the CQ (a channel may serve several).
+            ibv_cq* event_cq = nullptr;
+            void* event_context = nullptr;
+            lab::check(ibv_get_cq_event(channel_, &event_cq, &event_context), "ibv_get_cq_event");
+            ++round_.wake_ups;
+            ++events_to_ack;
+            // Step 9d: re-arm BEFORE draining. A completion that lands after
+            // the drain then raises a new event; re-arming after the drain
+            // could miss it and sleep until the deadline.
+            lab::check(ibv_req_notify_cq(event_cq, solicited_only ? 1 : 0), "ibv_req_notify_cq");
+            // Step 9e: drain: one event may stand for many completions.
+            drain();
+        }
+        // Step 9f: acknowledge the events. Acknowledging takes a lock, so it
+        // is done for many at once; ibv_destroy_cq waits until every event
+        // of the CQ was acknowledged, so none may be left out.
+        ibv_ack_cq_events(cq_, events_to_ack);
+    }
+
+    // Take every completion the CQ holds, check it, and post its receive again.
+    void drain() {
+        ibv_wc wcs[16];
+        int found = 0;
+        while ((found = ibv_poll_cq(cq_, 16, wcs)) > 0) {
+            for (const ibv_wc& wc : std::span(wcs, static_cast<std::size_t>(found))) {
+                lab::check_completion(wc, "receive");
+                const std::byte* data = buffer_.data() + wc.wr_id * slot_size_;
+                std::uint64_t sequence = 0;
+                std::memcpy(&sequence, data, sizeof sequence);
+                if (sequence == round_.received) {
+                    ++round_.in_order;
+                }
+                ++round_.received;
+                post_receive(wc.wr_id);
+            }
+        }
+        if (found < 0) {
+            lab::fail("ibv_poll_cq", EIO);
+        }
+    }
+
+    void check_deadline_and_peer(Clock::time_point deadline) const {
+        pollfd peer{peer_fd_, POLLIN, 0};
+        if (::poll(&peer, 1, 0) == 1) {
+            throw lab::Error("the client closed the connection after " +
+                             std::to_string(round_.received) + " of " + std::to_string(expected_) +
+                             " messages (hint: did it fail or get killed? see its output)");
+        }
+        if (Clock::now() > deadline) {
+            throw lab::Error("only " + std::to_string(round_.received) + " of " +
+                             std::to_string(expected_) +
+                             " messages arrived within the timeout (hint: raise --timeout, or "
+                             "lower -n or --rate)");
+        }
+    }
+
+    ibv_qp* qp_;
+    ibv_cq* cq_;
+    ibv_comp_channel* channel_;
+    std::span<std::byte> buffer_;
+    std::uint32_t lkey_;
+    std::size_t slot_size_;
+    int peer_fd_;
+    Round round_{};
+    std::size_t expected_ = 0;
+};
+
+// The client side of one round: -n sends at --rate per second.
+void send_round(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> message, std::uint32_t lkey,
+                const Settings& settings, bool solicit_some) {
+    const auto period = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(1.0 / settings.rate));
+    const auto start = Clock::now();
+    for (std::uint64_t sequence = 0; sequence < settings.messages; ++sequence) {
+        std::this_thread::sleep_until(start + sequence * period);
+        std::memcpy(message.data(), &sequence, sizeof sequence);
+        ibv_sge sge{reinterpret_cast<std::uintptr_t>(message.data()),
+                    static_cast<std::uint32_t>(message.size()), lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = sequence;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        // IBV_SEND_SOLICITED sets the SE bit in the packet: a receiver armed
+        // with ibv_req_notify_cq(cq, 1) is woken for this message. The last
+        // one is always solicited, so that the receiver sees the end.
+        const bool last = sequence + 1 == settings.messages;
+        if (solicit_some && ((sequence + 1) % settings.solicit_every == 0 || last)) {
+            wr.send_flags |= IBV_SEND_SOLICITED;
+        }
+        ibv_send_wr* bad = nullptr;
+        lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
+        lab::wait_for_completion(cq, "send", settings.timeout);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    lab::CommandLine command_line(
+        "Lesson 10: completion events versus busy polling, measured in CPU time",
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
+    command_line.defaults().size = 64;
+    command_line.defaults().iters = 1000;
+    int timeout_seconds = 20;
+    double rate = 1000;
+    std::size_t solicit_every = 10;
+    command_line.app()
+        .add_option("--timeout", timeout_seconds, "seconds to wait for the peer at each step")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    command_line.app()
+        .add_option("--rate", rate, "messages per second the client sends")
+        ->check(CLI::Range(1.0, 1e6))
+        ->capture_default_str();
+    command_line.app()
+        .add_option("--solicit-every", solicit_every,
+                    "round 3: the client sets IBV_SEND_SOLICITED on every K-th message")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+        ->capture_default_str();
+    const lab::Options options = command_line.parse(argc, argv);
+    const Settings settings{options.iters, options.size, rate, solicit_every,
+                            std::chrono::seconds(timeout_seconds)};
+
+    return lab::run_main([&] {
+        const char* role = options.is_server() ? "server" : "client";
+        if (settings.size < sizeof(std::uint64_t)) {
+            throw lab::Error("--size " + std::to_string(settings.size) +
+                             " is too small (hint: each message carries an 8-byte sequence "
+                             "number; use -s 8 or more)");
+        }
+
+        // Steps 1-3 (lesson 01): device, port, GID.
+        lab::Context context = lab::open_device(options.device);
+        const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
+        const lab::GidChoice gid =
+            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+
+        // Steps 4-5 (lesson 02): PD and memory: kReceiveDepth slots on the server.
+        lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        std::vector<std::byte> buffer(settings.size * kReceiveDepth);
+        lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
+
+        // Step 6, this lesson's part: the completion channel, then a CQ that
+        // reports to it. The channel is created first and destroyed last: a
+        // CQ must be destroyed before its channel (the owners below are
+        // destroyed in reverse order of declaration).
+        lab::CompletionChannel channel(
+            lab::check_ptr(ibv_create_comp_channel(context.get()), "ibv_create_comp_channel"));
+        lab::CompletionQueue cq = lab::create_cq(context.get(), 2 * kReceiveDepth, channel.get());
+
+        // Steps 7-8 (lessons 04-05): the QP, the exchange, INIT → RTR → RTS.
+        lab::QueueSizes sizes;
+        sizes.recv_wr = kReceiveDepth;
+        lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
+        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_LOCAL_WRITE);
+        lab::ConnectionInfo mine;
+        mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
+        lab::print_address("local", mine.address);
+        lab::Connection connection =
+            options.is_server()
+                ? lab::Connection::accept_one(options.tcp_port, settings.timeout)
+                : lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
+        const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
+        lab::print_address("remote", peer.address);
+        const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
+        lab::move_to_rtr(qp.get(), local, peer.address);
+        lab::move_to_rts(qp.get(), mine.address.psn);
+
+        Receiver receiver(qp.get(), cq.get(), channel.get(), buffer, mr->lkey, settings.size,
+                          connection);
+        if (options.is_server()) {
+            for (std::uint32_t slot = 0; slot < kReceiveDepth; ++slot) {
+                receiver.post_receive(slot);
+            }
+        }
+        std::printf("%s: %zu messages of %zu bytes per round, %.0f per second\n", role,
+                    settings.messages, settings.size, settings.rate);
+        std::fflush(stdout);
+
+        // Step 9: three rounds, each started together at a barrier.
+        for (const Waiting waiting :
+             {Waiting::kBusyPolling, Waiting::kEvents, Waiting::kSolicitedEvents}) {
+            connection.barrier(settings.timeout);
+            if (!options.is_server()) {
+                send_round(qp.get(), cq.get(), std::span(buffer).first(settings.size), mr->lkey,
+                           settings, waiting == Waiting::kSolicitedEvents);
+                std::printf("client: sent %zu messages (server waits by %s)\n", settings.messages,
+                            waiting_name(waiting));
+            } else {
+                const auto round = receiver.receive(waiting, settings.messages, settings.timeout);
+                const std::string wake_ups = waiting == Waiting::kBusyPolling
+                                                 ? std::string("never slept")
+                                                 : std::to_string(round.wake_ups) + " wake-ups";
+                std::printf(
+                    "server: %-16s %zu of %zu messages arrived, %zu in order, %s, "
+                    "CPU %.1f us per message (%.0f%% of one core)\n",
+                    waiting_name(waiting), round.received, settings.messages, round.in_order,
+                    wake_ups.c_str(), round.cpu_us / static_cast<double>(round.received),
+                    100.0 * round.cpu_us / round.wall_us);
+            }
+            std::fflush(stdout);
+        }
+        connection.barrier(settings.timeout);
+
+        // Step 10: clean up in reverse order: QP, CQ (all its events are
+        // acknowledged, or ibv_destroy_cq would wait for ever), channel, MR, PD,
+        // context. The receives still posted are flushed with the QP.
+        qp.reset();
+        cq.reset();
+        channel.reset();
+        std::printf("%s: destroyed the QP, the CQ, then the completion channel\n", role);
+        return 0;
+    });
+}

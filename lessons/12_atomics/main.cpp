@@ -1,0 +1,452 @@
+// Lesson 12: atomics — fetch-and-add and compare-and-swap on a peer's memory.
+//
+// An RDMA atomic reads an 8-byte word of the peer's memory, changes it and
+// returns the old value, as one indivisible step at the peer's device:
+//
+//   IBV_WR_ATOMIC_FETCH_AND_ADD   word += compare_add; old value back
+//   IBV_WR_ATOMIC_CMP_AND_SWP     if (word == compare_add) word = swap; old value back
+//
+// The word must be 8-byte aligned and registered with IBV_ACCESS_REMOTE_ATOMIC;
+// the old value lands in an 8-byte local buffer the work request's SGE names.
+// Atomics from many QPs on the same word do not lose updates, so a word in
+// the server's memory works as a shared counter and as a lock, with no
+// server CPU involved.
+//
+// The server accepts --clients connections (one QP each) and owns three words:
+//   counter    every client adds --add to it -n times, with FETCH_AND_ADD
+//   lock       0 = free; a client takes it with CMP_AND_SWP 0 → 1, frees it with 1 → 0
+//   protected  a plain number each lock holder increments by RDMA read, +1,
+//              RDMA write: correct only if the lock really excludes the others
+// When all clients are done the server prints the three words.
+//
+// Run:   ./lab run 12_atomics                                     (one server, one client)
+//        12_atomics [--clients N] [-n ITERS] [--add A]            server
+//        12_atomics [-n ITERS] [--add A] [--depth D] SERVER       client (start N of them)
+//        options: -d DEV -i PORT -g GID_INDEX -p TCP_PORT --timeout SECONDS --lock-iters L
+//        faults:  --misaligned, --wrong-rkey, --wrong-address (one atomic that must fail)
+
+#include <infiniband/verbs.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lab/check.hpp"
+#include "lab/completion.hpp"
+#include "lab/device.hpp"
+#include "lab/exchange.hpp"
+#include "lab/options.hpp"
+#include "lab/resources.hpp"
+#include "lab/verbs.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The server's words, by index into its region.
+constexpr std::size_t kCounter = 0;
+constexpr std::size_t kLock = 1;
+constexpr std::size_t kProtected = 2;
+constexpr std::size_t kWords = 4;
+
+struct Settings {
+    std::size_t clients = 1;
+    std::size_t iters = 1000;
+    std::uint64_t add = 1;
+    std::size_t lock_iters = 20;
+    std::uint32_t depth = 16;
+    bool misaligned = false;
+    bool wrong_rkey = false;
+    bool wrong_address = false;
+    std::chrono::milliseconds timeout{20'000};
+};
+
+std::string_view atomic_cap_name(ibv_atomic_cap cap) {
+    switch (cap) {
+        case IBV_ATOMIC_NONE:
+            return "ATOMIC_NONE";
+        case IBV_ATOMIC_HCA:
+            return "ATOMIC_HCA";
+        case IBV_ATOMIC_GLOB:
+            return "ATOMIC_GLOB";
+    }
+    return "unknown";
+}
+
+// Step 3: atomics are optional. ATOMIC_NONE: the device has none at all.
+// ATOMIC_HCA: atomic among operations through this device (rxe, most HCAs);
+// a CPU writing the same word at the same time is not excluded.
+// ATOMIC_GLOB: atomic also against the CPU and other devices.
+void require_atomics(ibv_context* context, const char* role) {
+    ibv_device_attr attr{};
+    lab::check(ibv_query_device(context, &attr), "ibv_query_device");
+    std::printf("%s: %s atomic_cap %s, max_qp_rd_atom %d\n", role,
+                ibv_get_device_name(context->device),
+                std::string(atomic_cap_name(attr.atomic_cap)).c_str(), attr.max_qp_rd_atom);
+    std::fflush(stdout);
+    if (attr.atomic_cap == IBV_ATOMIC_NONE) {
+        throw lab::Error(std::string("device ") + ibv_get_device_name(context->device) +
+                         " has no RDMA atomics (atomic_cap ATOMIC_NONE) (hint: use a device "
+                         "that has them, e.g. rxe or a ConnectX HCA; iWARP devices have none)");
+    }
+}
+
+// One atomic work request. The old value is written to *old_value (8 bytes, in
+// our registered memory); remote_addr must be 8-byte aligned.
+void post_atomic(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t wr_id, std::uint64_t* old_value,
+                 std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey,
+                 std::uint64_t compare_add, std::uint64_t swap = 0) {
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(old_value), sizeof(std::uint64_t), lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = opcode;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = remote_addr;
+    wr.wr.atomic.rkey = rkey;
+    wr.wr.atomic.compare_add = compare_add;  // in host order: the library converts
+    wr.wr.atomic.swap = swap;
+    ibv_send_wr* bad = nullptr;
+    const int result = ibv_post_send(qp, &wr, &bad);
+    if (result != 0) {
+        // rxe checks the alignment when the request is posted, before anything
+        // is sent: a misaligned remote_addr is refused here with EINVAL.
+        lab::fail(opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? "ibv_post_send(FETCH_AND_ADD)"
+                                                        : "ibv_post_send(CMP_AND_SWP)",
+                  result,
+                  result == EINVAL ? "an atomic's remote_addr must be 8-byte aligned and its "
+                                     "SGE exactly 8 bytes"
+                                   : "is the send queue full (--depth above its size)?");
+    }
+}
+
+// An RDMA read or write of one 8-byte word (lessons 07 and 09).
+void post_word(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t* local, std::uint32_t lkey,
+               std::uint64_t remote_addr, std::uint32_t rkey) {
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(local), sizeof(std::uint64_t), lkey};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = opcode;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey = rkey;
+    ibv_send_wr* bad = nullptr;
+    lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
+}
+
+std::string bytes_of(std::uint64_t word) {
+    unsigned char raw[8];
+    std::memcpy(raw, &word, sizeof raw);
+    std::string text;
+    for (unsigned char byte : raw) {
+        char two[4];
+        std::snprintf(two, sizeof two, "%02x ", byte);
+        text += two;
+    }
+    text.pop_back();
+    return text;
+}
+
+int run_server(const lab::Options& options, const Settings& settings) {
+    // Steps 1-3 (lesson 01), and this lesson's check of atomic_cap.
+    lab::Context context = lab::open_device(options.device);
+    require_atomics(context.get(), "server");
+    const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
+    const lab::GidChoice gid = lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+
+    // Step 5: the words, 8-byte aligned (a vector of uint64_t is), registered
+    // with IBV_ACCESS_REMOTE_ATOMIC (which needs LOCAL_WRITE too). The lock
+    // holders also read and write the protected word.
+    lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+    std::vector<std::uint64_t> words(kWords, 0);
+    const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ |
+                       IBV_ACCESS_REMOTE_WRITE;
+    lab::MemoryRegion mr =
+        lab::register_memory(pd.get(), std::as_writable_bytes(std::span(words)), access);
+    lab::CompletionQueue cq = lab::create_cq(context.get(), 16);
+
+    // Steps 7-8 (lessons 04-05), once per client: its own QP, its own TCP
+    // exchange. The QP must allow remote atomics (qp_access_flags), and
+    // max_dest_rd_atomic in RTR bounds the atomics and reads in flight to us.
+    std::vector<lab::QueuePair> qps;
+    std::vector<lab::Connection> connections;
+    for (std::size_t client = 1; client <= settings.clients; ++client) {
+        lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), lab::QueueSizes{});
+        lab::move_to_init(qp.get(), options.ib_port, access);
+        lab::ConnectionInfo mine;
+        mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
+        mine.remote_addr = reinterpret_cast<std::uintptr_t>(words.data());
+        mine.rkey = mr->rkey;
+        mine.length = static_cast<std::uint32_t>(words.size() * sizeof(std::uint64_t));
+        lab::Connection connection =
+            lab::Connection::accept_one(options.tcp_port, settings.timeout);
+        const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
+        lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu},
+                         peer.address);
+        lab::move_to_rts(qp.get(), mine.address.psn);
+        std::printf("server: client %zu connected: our QPN 0x%06x, theirs 0x%06x\n", client,
+                    qp->qp_num, peer.address.qp_num);
+        std::fflush(stdout);
+        qps.push_back(std::move(qp));
+        connections.push_back(std::move(connection));
+    }
+    std::printf("server: counter at 0x%llx, rkey 0x%x; %zu client(s) may start\n",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(words.data())),
+                mr->rkey, settings.clients);
+    std::fflush(stdout);
+    for (lab::Connection& connection : connections) {
+        connection.barrier(settings.timeout);  // start together
+    }
+
+    // Step 9: nothing to do: the clients' atomics run in the device, not on
+    // our CPU. We only wait until every client says it is done.
+    const auto busy = std::chrono::milliseconds(settings.timeout) * 10;
+    for (std::size_t client = 0; client < connections.size(); ++client) {
+        try {
+            connections[client].barrier(busy);
+        } catch (const lab::Error& error) {
+            throw lab::Error("client " + std::to_string(client + 1) +
+                             " did not finish: " + error.what());
+        }
+    }
+    const std::uint64_t expected_counter = settings.clients * settings.iters * settings.add;
+    const std::uint64_t expected_protected = settings.clients * settings.lock_iters;
+    std::printf("server: final counter %llu (expected %zu clients x %zu iters x %llu = %llu): %s\n",
+                static_cast<unsigned long long>(words[kCounter]), settings.clients, settings.iters,
+                static_cast<unsigned long long>(settings.add),
+                static_cast<unsigned long long>(expected_counter),
+                words[kCounter] == expected_counter ? "correct" : "WRONG");
+    std::printf("server: counter bytes in our memory: %s (host order)\n",
+                bytes_of(words[kCounter]).c_str());
+    std::printf("server: lock word %llu (%s), protected word %llu (expected %llu): %s\n",
+                static_cast<unsigned long long>(words[kLock]), words[kLock] == 0 ? "free" : "HELD",
+                static_cast<unsigned long long>(words[kProtected]),
+                static_cast<unsigned long long>(expected_protected),
+                words[kProtected] == expected_protected ? "correct" : "WRONG");
+    for (lab::Connection& connection : connections) {
+        connection.barrier(settings.timeout);  // the clients may go
+    }
+    // Step 10: the owners are destroyed in reverse order: connections, QPs, CQ, MR, PD, context.
+    const bool correct = words[kCounter] == expected_counter && words[kLock] == 0 &&
+                         words[kProtected] == expected_protected;
+    return correct ? 0 : 1;
+}
+
+// One atomic that must fail: the status shows what the responder checks.
+int run_fault(ibv_qp* qp, ibv_cq* cq, std::uint64_t* old_value, std::uint32_t lkey,
+              const lab::ConnectionInfo& peer, const Settings& settings) {
+    std::uint64_t address = peer.remote_addr + kCounter * sizeof(std::uint64_t);
+    std::uint32_t rkey = peer.rkey;
+    std::string what;
+    if (settings.misaligned) {
+        address += 4;
+        what = "fetch-and-add at a misaligned address (8-byte word + 4)";
+    } else if (settings.wrong_rkey) {
+        rkey ^= 0x5a5a00;
+        what = "fetch-and-add with a wrong rkey";
+    } else {
+        address = peer.remote_addr + peer.length + 4096;
+        what = "fetch-and-add outside the server's region";
+    }
+    std::printf("client: %s: remote address 0x%llx, rkey 0x%x\n", what.c_str(),
+                static_cast<unsigned long long>(address), rkey);
+    std::fflush(stdout);
+    post_atomic(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, old_value, lkey, address, rkey, settings.add);
+    lab::wait_for_completion(cq, what, settings.timeout);
+    throw lab::Error(what + " succeeded, but the device should have refused it");
+}
+
+int run_client(const lab::Options& options, const Settings& settings) {
+    // Steps 1-3 (lesson 01), and this lesson's check of atomic_cap.
+    lab::Context context = lab::open_device(options.device);
+    require_atomics(context.get(), "client");
+    const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
+    const lab::GidChoice gid = lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+
+    // Step 5: where the old values land: one 8-byte slot per atomic in
+    // flight, plus two for the lock and the protected word. Local write only.
+    lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+    std::vector<std::uint64_t> slots(settings.depth + 2, 0);
+    std::uint64_t* lock_slot = &slots[settings.depth];
+    std::uint64_t* word_slot = &slots[settings.depth + 1];
+    lab::MemoryRegion mr = lab::register_memory(pd.get(), std::as_writable_bytes(std::span(slots)),
+                                                IBV_ACCESS_LOCAL_WRITE);
+    lab::CompletionQueue cq = lab::create_cq(context.get(), static_cast<int>(settings.depth) + 16);
+
+    // Steps 7-8 (lessons 04-05). max_rd_atomic in RTS: how many atomics and
+    // reads this QP keeps in flight; more posted ones wait in the send queue.
+    lab::QueueSizes sizes;
+    sizes.send_wr = settings.depth + 4;
+    lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
+    lab::move_to_init(qp.get(), options.ib_port, 0);
+    lab::ConnectionInfo mine;
+    mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
+    lab::Connection connection =
+        lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
+    const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
+    lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu}, peer.address);
+    lab::move_to_rts(qp.get(), mine.address.psn);
+    const std::uint64_t counter = peer.remote_addr + kCounter * sizeof(std::uint64_t);
+    const std::uint64_t lock = peer.remote_addr + kLock * sizeof(std::uint64_t);
+    const std::uint64_t protected_word = peer.remote_addr + kProtected * sizeof(std::uint64_t);
+    std::printf("client: connected to QPN 0x%06x; counter at 0x%llx, rkey 0x%x\n",
+                peer.address.qp_num, static_cast<unsigned long long>(counter), peer.rkey);
+    std::fflush(stdout);
+    connection.barrier(settings.timeout);
+
+    if (settings.misaligned || settings.wrong_rkey || settings.wrong_address) {
+        return run_fault(qp.get(), cq.get(), &slots[0], mr->lkey, peer, settings);
+    }
+
+    // Step 9a: the shared counter. Up to --depth FETCH_AND_ADDs in flight;
+    // each completion frees its slot for the next one. The QP executes them
+    // in order, so the old values we get back must increase.
+    const auto start = Clock::now();
+    std::size_t posted = 0;
+    std::size_t completed = 0;
+    std::uint64_t previous = 0;
+    bool increasing = true;
+    std::uint64_t last_fetched = 0;
+    for (; posted < settings.depth && posted < settings.iters; ++posted) {
+        post_atomic(qp.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, posted, &slots[posted], mr->lkey,
+                    counter, peer.rkey, settings.add);
+    }
+    while (completed < settings.iters) {
+        const ibv_wc wc = lab::wait_for_completion(cq.get(), "fetch-and-add", settings.timeout);
+        const std::size_t slot = wc.wr_id;
+        // The old value, in host byte order on rxe (see the README).
+        last_fetched = slots[slot];
+        if (completed > 0 && last_fetched <= previous) {
+            increasing = false;
+        }
+        previous = last_fetched;
+        ++completed;
+        if (posted < settings.iters) {
+            post_atomic(qp.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, slot, &slots[slot], mr->lkey,
+                        counter, peer.rkey, settings.add);
+            ++posted;
+        }
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf(
+        "client: fetch-and-add: %zu operations in %.3f s, %.0f per second, %.2f us each "
+        "(depth %u)\n",
+        settings.iters, seconds, static_cast<double>(settings.iters) / seconds,
+        seconds * 1e6 / static_cast<double>(settings.iters), settings.depth);
+    std::printf("client: old values came back %s; the last one was %llu, bytes %s\n",
+                increasing ? "increasing" : "OUT OF ORDER",
+                static_cast<unsigned long long>(last_fetched), bytes_of(last_fetched).c_str());
+    std::fflush(stdout);
+
+    // Step 9b: the lock. CMP_AND_SWP 0 → 1 succeeds only when the old value
+    // it returns is 0; otherwise another client holds it and we try again.
+    std::size_t taken = 0;
+    std::size_t released = 0;
+    std::size_t busy = 0;
+    const auto deadline = Clock::now() + settings.timeout;
+    for (std::size_t round = 0; round < settings.lock_iters; ++round) {
+        while (true) {
+            post_atomic(qp.get(), IBV_WR_ATOMIC_CMP_AND_SWP, 0, lock_slot, mr->lkey, lock,
+                        peer.rkey, 0, 1);
+            lab::wait_for_completion(cq.get(), "compare-and-swap (take the lock)",
+                                     settings.timeout);
+            if (*lock_slot == 0) {
+                break;
+            }
+            ++busy;
+            if (Clock::now() > deadline) {
+                throw lab::Error(
+                    "the lock stayed taken for the whole timeout (hint: a client "
+                    "that died holding it never frees it; restart the server)");
+            }
+        }
+        ++taken;
+        // In the critical section: a read-modify-write that is NOT atomic
+        // by itself. Only the lock keeps two clients from interleaving here.
+        post_word(qp.get(), IBV_WR_RDMA_READ, word_slot, mr->lkey, protected_word, peer.rkey);
+        lab::wait_for_completion(cq.get(), "RDMA read", settings.timeout);
+        *word_slot += 1;
+        post_word(qp.get(), IBV_WR_RDMA_WRITE, word_slot, mr->lkey, protected_word, peer.rkey);
+        lab::wait_for_completion(cq.get(), "RDMA write", settings.timeout);
+        // Release with CMP_AND_SWP 1 → 0. The old value must be 1: anything
+        // else means someone else touched a lock we hold.
+        post_atomic(qp.get(), IBV_WR_ATOMIC_CMP_AND_SWP, 0, lock_slot, mr->lkey, lock, peer.rkey, 1,
+                    0);
+        lab::wait_for_completion(cq.get(), "compare-and-swap (release the lock)", settings.timeout);
+        if (*lock_slot != 1) {
+            throw lab::Error("released a lock that read " + std::to_string(*lock_slot) +
+                             ", not 1: mutual exclusion is broken");
+        }
+        ++released;
+    }
+    std::printf(
+        "client: lock taken %zu times and released %zu times (%zu attempts found it held)\n", taken,
+        released, busy);
+
+    // Step 9c: one RDMA read of the counter: its bytes as they are in the
+    // server's memory, the same order as the old values above.
+    post_word(qp.get(), IBV_WR_RDMA_READ, word_slot, mr->lkey, counter, peer.rkey);
+    lab::wait_for_completion(cq.get(), "RDMA read", settings.timeout);
+    std::printf("client: the counter now reads %llu, bytes %s\n",
+                static_cast<unsigned long long>(*word_slot), bytes_of(*word_slot).c_str());
+    std::fflush(stdout);
+
+    connection.barrier(settings.timeout * 10);  // done; the server counts
+    connection.barrier(settings.timeout);       // the server has read the words
+    // Step 10: the owners are destroyed in reverse order.
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    lab::CommandLine command_line(
+        "Lesson 12: RDMA atomics: a shared counter (fetch-and-add) and a lock (compare-and-swap)",
+        lab::kDevice | lab::kTcpPort | lab::kIters | lab::kServerArg);
+    Settings settings;
+    int timeout_seconds = 20;
+    command_line.app()
+        .add_option("--timeout", timeout_seconds, "seconds to wait for the peer at each step")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    command_line.app()
+        .add_option("--clients", settings.clients, "server: how many clients to accept")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
+        ->capture_default_str();
+    command_line.app()
+        .add_option("--add", settings.add, "what each fetch-and-add adds")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}))
+        ->capture_default_str();
+    command_line.app()
+        .add_option("--lock-iters", settings.lock_iters, "how often each client takes the lock")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+        ->capture_default_str();
+    command_line.app()
+        .add_option("--depth", settings.depth, "client: fetch-and-adds in flight at once")
+        ->check(CLI::Range(1, 1024))
+        ->capture_default_str();
+    auto* misaligned = command_line.app().add_flag(
+        "--misaligned", settings.misaligned, "client: one fetch-and-add 4 bytes off the word");
+    auto* wrong_rkey = command_line.app().add_flag("--wrong-rkey", settings.wrong_rkey,
+                                                   "client: one fetch-and-add with a wrong rkey");
+    auto* wrong_address =
+        command_line.app().add_flag("--wrong-address", settings.wrong_address,
+                                    "client: one fetch-and-add outside the server's region");
+    misaligned->excludes(wrong_rkey)->excludes(wrong_address);
+    wrong_rkey->excludes(wrong_address);
+    command_line.defaults().iters = 1000;
+    const lab::Options options = command_line.parse(argc, argv);
+    settings.iters = options.iters;
+    settings.timeout = std::chrono::seconds(timeout_seconds);
+
+    return lab::run_main([&] {
+        return options.is_server() ? run_server(options, settings) : run_client(options, settings);
+    });
+}

@@ -1,0 +1,5 @@
+# Lesson 10: completion events against busy polling, two processes on rxe.
+lab_add_test(test_10_events lessons/test_10_events.cpp
+  LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 10_events)
+lab_add_test(test_10_events_bad_input lessons/test_10_events_bad_input.cpp
+  LABELS lesson rxe two-process bad-input TIMEOUT 120 DEPENDS 10_events)

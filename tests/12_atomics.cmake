@@ -1,0 +1,5 @@
+# Lesson 12: atomics from several clients on one server's words, on rxe.
+lab_add_test(test_12_atomics lessons/test_12_atomics.cpp
+  LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 12_atomics)
+lab_add_test(test_12_atomics_bad_input lessons/test_12_atomics_bad_input.cpp
+  LABELS lesson rxe two-process bad-input TIMEOUT 150 DEPENDS 12_atomics)

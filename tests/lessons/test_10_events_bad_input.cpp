@@ -1,0 +1,83 @@
+// Lesson 10 given bad input on rxe: one clear line, a non-zero exit, no hang.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+}
+
+void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.rfind("error: ", 0) == 0);
+    CHECK(lab::test::lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("10_events rejects bad input with one line and a non-zero exit",
+          "[lesson10][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("10_events"), "-p", port, "--timeout", "3"};
+
+    SECTION("unknown device") {
+        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                             "unknown RDMA device 'no_such_dev0'");
+    }
+    SECTION("GID index out of range") {
+        check_one_error_line(run(with(base, {"-g", "100000"}), 20s), "GID index 100000");
+    }
+    SECTION("bad sizes and rates") {
+        check_one_error_line(run(with(base, {"-s", "4"}), 20s), "--size 4 is too small");
+        check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
+        check_one_error_line(run(with(base, {"--rate", "0"}), 20s), "--rate");
+        check_one_error_line(run(with(base, {"--solicit-every", "0"}), 20s), "--solicit-every");
+    }
+    SECTION("server not running: the client gives up after --timeout") {
+        const auto start = Clock::now();
+        check_one_error_line(run(with(base, {"127.0.0.1"}), 30s),
+                             "could not connect to 127.0.0.1:" + port);
+        CHECK(Clock::now() - start < 15s);
+    }
+    SECTION("TCP port already in use") {
+        Process first({lesson("10_events"), "-p", port, "--timeout", "30"});
+        REQUIRE(first.wait_for_output("local address", 20s));
+        std::this_thread::sleep_for(500ms);
+        check_one_error_line(run(base, 20s), "TCP port " + port + " is already in use");
+    }
+}
+
+TEST_CASE("10_events: a client killed mid-run makes the server fail at once",
+          "[lesson10][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    // 100000 messages at 1000 per second: the client is surely still sending when killed.
+    const std::vector<std::string> base = {
+        lesson("10_events"), "-p", port, "--timeout", "20", "-n", "100000", "--rate", "1000"};
+    Process server(base);
+    Process client(with(base, {"127.0.0.1"}));
+    REQUIRE(client.wait_for_output("messages of 64 bytes per round", 30s));
+    std::this_thread::sleep_for(1s);
+    client.kill(SIGKILL);
+    const auto start = Clock::now();
+    const auto result = server.wait(30s);
+    check_one_error_line(result, "the client closed the connection after");
+    CHECK(Clock::now() - start < 10s);  // noticed at once, not at the 20 s timeout
+}

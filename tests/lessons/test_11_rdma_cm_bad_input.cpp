@@ -1,0 +1,94 @@
+// Lesson 11 given bad input on rxe: one clear line, a non-zero exit, no hang.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string server_address() {
+    const char* address = std::getenv("RDMA_LAB_SERVER_ADDR");
+    return address != nullptr ? address : "10.77.0.1";
+}
+
+std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+}
+
+void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.rfind("error: ", 0) == 0);
+    CHECK(lab::test::lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("11_rdma_cm rejects bad input with one line and a non-zero exit",
+          "[lesson11][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("11_rdma_cm"), "-p", port, "--timeout", "3"};
+
+    SECTION("unknown device") {
+        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                             "unknown RDMA device 'no_such_dev0'");
+    }
+    SECTION("bad sizes") {
+        check_one_error_line(run(with(base, {"-s", "16"}), 20s), "--size 16 is too small");
+        check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
+    }
+    SECTION("server not running: the client retries, then gives up after --timeout") {
+        const auto start = Clock::now();
+        const auto result = run(with(base, {server_address()}), 30s);
+        check_one_error_line(result, "no server accepted a connection at " + server_address());
+        CHECK(result.out.find("RDMA_CM_EVENT_REJECTED") != std::string::npos);
+        CHECK(Clock::now() - start >= 2s);
+        CHECK(Clock::now() - start < 15s);
+    }
+    SECTION("an address that is not on an RDMA device") {
+        check_one_error_line(run(with(base, {"127.0.0.1"}), 20s),
+                             "rdma_resolve_route failed: No such device");
+    }
+    SECTION("no client comes: the server gives up after --timeout") {
+        check_one_error_line(run(base, 20s), "timed out waiting for a client (CONNECT_REQUEST)");
+    }
+    SECTION("port already in use by another rdma_cm listener") {
+        Process first({lesson("11_rdma_cm"), "-p", port, "--timeout", "30"});
+        REQUIRE(first.wait_for_output("listening on", 20s));
+        // rdma_cm reports a port taken by another listener as EADDRNOTAVAIL.
+        check_one_error_line(run(base, 20s),
+                             "rdma_bind_addr failed: Cannot assign requested address (hint: "
+                             "another rdma_cm program may listen on this port");
+    }
+}
+
+TEST_CASE("11_rdma_cm: a client killed while connected shows up as DISCONNECTED",
+          "[lesson11][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    Process server({lesson("11_rdma_cm"), "-p", port, "--timeout", "30"});
+    REQUIRE(server.wait_for_output("listening on", 20s));
+    Process client(
+        {lesson("11_rdma_cm"), "-p", port, "--timeout", "30", "--hold", "30", server_address()});
+    REQUIRE(client.wait_for_output("holding the connection", 20s));
+    client.kill(SIGKILL);
+    const auto start = Clock::now();
+    const auto result = server.wait(30s);
+    check_one_error_line(result, "the client went away before its message arrived");
+    CHECK(result.out.find("RDMA_CM_EVENT_DISCONNECTED") != std::string::npos);
+    CHECK(Clock::now() - start < 15s);
+}

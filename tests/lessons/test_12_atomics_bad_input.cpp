@@ -1,0 +1,112 @@
+// Lesson 12 given bad input on rxe, including atomics the device must refuse:
+// one clear line, a non-zero exit, no hang, on both sides.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+}
+
+void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.rfind("error: ", 0) == 0);
+    CHECK(lab::test::lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+}
+
+// Run a server and one client with @p fault; return the client's result and
+// check that the server, too, ends with one line instead of waiting.
+lab::test::Result run_fault(const std::string& fault) {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("12_atomics"), "-p", port, "--timeout", "10"};
+    Process server(base);
+    const auto client = run(with(base, {fault, "127.0.0.1"}), 30s);
+    const auto server_result = server.wait(30s);
+    check_one_error_line(server_result, "client 1 did not finish");
+    return client;
+}
+
+}  // namespace
+
+TEST_CASE("12_atomics rejects bad input with one line and a non-zero exit",
+          "[lesson12][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("12_atomics"), "-p", port, "--timeout", "3"};
+
+    SECTION("unknown device") {
+        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                             "unknown RDMA device 'no_such_dev0'");
+    }
+    SECTION("GID index out of range") {
+        check_one_error_line(run(with(base, {"-g", "100000"}), 20s), "GID index 100000");
+    }
+    SECTION("bad counts") {
+        check_one_error_line(run(with(base, {"--clients", "0"}), 20s), "--clients");
+        check_one_error_line(run(with(base, {"--depth", "0"}), 20s), "--depth");
+        check_one_error_line(run(with(base, {"-n", "0"}), 20s), "--iters");
+        check_one_error_line(run(with(base, {"--misaligned", "--wrong-rkey"}), 20s), "excludes");
+    }
+    SECTION("server not running: the client gives up after --timeout") {
+        const auto start = Clock::now();
+        check_one_error_line(run(with(base, {"127.0.0.1"}), 30s),
+                             "could not connect to 127.0.0.1:" + port);
+        CHECK(Clock::now() - start < 15s);
+    }
+    SECTION("TCP port already in use") {
+        Process first({lesson("12_atomics"), "-p", port, "--timeout", "30"});
+        REQUIRE(first.wait_for_output("atomic_cap", 20s));
+        std::this_thread::sleep_for(500ms);
+        check_one_error_line(run(base, 20s), "TCP port " + port + " is already in use");
+    }
+}
+
+TEST_CASE("12_atomics: atomics the device must refuse", "[lesson12][bad-input]") {
+    SECTION("misaligned address: rxe refuses it when it is posted") {
+        check_one_error_line(run_fault("--misaligned"),
+                             "ibv_post_send(FETCH_AND_ADD) failed: Invalid argument");
+    }
+    SECTION("wrong rkey: the server's device answers with a remote access error") {
+        check_one_error_line(run_fault("--wrong-rkey"),
+                             "fetch-and-add with a wrong rkey: work completion failed: remote "
+                             "access error");
+    }
+    SECTION("address outside the region: a remote access error too") {
+        check_one_error_line(run_fault("--wrong-address"),
+                             "fetch-and-add outside the server's region: work completion "
+                             "failed: remote access error");
+    }
+}
+
+TEST_CASE("12_atomics: a client killed mid-run makes the server fail at once",
+          "[lesson12][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {
+        lesson("12_atomics"), "-p", port, "--timeout", "20", "-n", "100000000"};
+    Process server(base);
+    Process client(with(base, {"127.0.0.1"}));
+    REQUIRE(client.wait_for_output("client: connected", 30s));
+    std::this_thread::sleep_for(1s);
+    client.kill(SIGKILL);
+    const auto start = Clock::now();
+    const auto result = server.wait(30s);
+    check_one_error_line(result, "client 1 did not finish");
+    CHECK(Clock::now() - start < 10s);
+}
