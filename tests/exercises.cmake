@@ -40,3 +40,9 @@ if(lab_exercise_check_programs)
   target_compile_definitions(test_exercise_skeletons PRIVATE
     LAB_EXERCISES_DIR="${LAB_EXERCISES_DIR}")
 endif()
+
+# The grading scripts themselves.
+if(TARGET check_ex01_noncontiguous_sge)
+  lab_add_test(test_grading exercises/test_grading.cpp
+    LABELS exercise rxe TIMEOUT 600 DEPENDS check_ex01_noncontiguous_sge)
+endif()
