@@ -1,0 +1,422 @@
+// Lesson 09: RDMA read — fetch a peer's memory without its CPU.
+//
+// The server registers a buffer with IBV_ACCESS_REMOTE_READ only, fills it
+// and sends its address and rkey. The client reads it with IBV_WR_RDMA_READ:
+// the request goes out, the server's device answers from memory, and only the
+// client sees a completion. A read is bounded by how many may be in flight at
+// once: max_rd_atomic on the initiator (RTS) and max_dest_rd_atomic on the
+// responder (RTR), both capped by the device's max_qp_rd_atom; the lesson
+// prints them and lets you change them (--rd-atomic).
+//
+// Also taught here: IBV_SEND_FENCE. The client sends back what it read, with a
+// send posted right behind the read. Without the fence the device may gather
+// the send's bytes before the read's data has landed in them; with
+// IBV_SEND_FENCE the send waits until every earlier read has completed.
+//
+// Run:   ./lab run 09_rdma_read                          (read, then a fenced echo)
+//        ./lab run 09_rdma_read --bad-rkey               (the client uses a wrong rkey)
+//        ./lab run 09_rdma_read --bw -s 65536 -n 2000 --depth 64 --rd-atomic 16
+//        ./lab run 09_rdma_read --lat -s 8 -n 2000
+// By hand: 09_rdma_read [flags]             (server)
+//          09_rdma_read [flags] SERVER      (client, the same flags)
+//
+// The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
+// 8 INIT/RTR/RTS, 9 post and poll, 10 clean up.
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lab/check.hpp"
+#include "lab/completion.hpp"
+#include "lab/device.hpp"
+#include "lab/exchange.hpp"
+#include "lab/options.hpp"
+#include "lab/resources.hpp"
+#include "lab/verbs.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kServerText = "hello from the server's memory";
+
+enum class Mode { kHello, kBandwidth, kLatency };
+
+// The flags only this lesson has.
+struct LessonFlags {
+    Mode mode = Mode::kHello;
+    bool bad_rkey = false;
+    bool past_end = false;
+    bool no_fence = false;
+    std::size_t depth = 64;
+    int rd_atomic = 16;
+    std::chrono::milliseconds timeout{lab::kExchangeTimeout};
+};
+
+// Step 9: one RDMA read of local.size() bytes from the peer's remote_addr into
+// @p local. The data is written into local memory, so the local region needs
+// IBV_ACCESS_LOCAL_WRITE.
+void post_read(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey,
+               std::uint64_t remote_addr, std::uint32_t rkey, unsigned send_flags,
+               std::uint64_t wr_id) {
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
+    sge.length = static_cast<std::uint32_t>(local.size());
+    sge.lkey = lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = send_flags;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey = rkey;
+    ibv_send_wr* bad_wr = nullptr;
+    lab::check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send(IBV_WR_RDMA_READ)",
+               "more work requests outstanding than max_send_wr?");
+}
+
+// The send of the echo (lesson 06), optionally fenced behind earlier reads.
+void post_send(ibv_qp* qp, std::span<const std::byte> local, std::uint32_t lkey,
+               unsigned send_flags, std::uint64_t wr_id) {
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
+    sge.length = static_cast<std::uint32_t>(local.size());
+    sge.lkey = lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = send_flags;
+    ibv_send_wr* bad_wr = nullptr;
+    lab::check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send(IBV_WR_SEND)");
+}
+
+void post_receive(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey) {
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
+    sge.length = static_cast<std::uint32_t>(local.size());
+    sge.lkey = lkey;
+    ibv_recv_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad_wr = nullptr;
+    lab::check(ibv_post_recv(qp, &wr, &bad_wr), "ibv_post_recv");
+}
+
+std::string text_in(std::span<const std::byte> bytes) {
+    const auto text = reinterpret_cast<const char*>(bytes.data());
+    return {text, strnlen(text, bytes.size())};
+}
+
+// How long the server waits for a measuring client to finish. A client that
+// dies closes its socket and ends the wait at once; this bound is only for a
+// client that stops answering, so it grows with the work asked for.
+std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonFlags& flags) {
+    return flags.timeout + std::chrono::milliseconds(options.iters);
+}
+
+// --bw (client): keep up to --depth reads posted, as ib_read_bw does. The
+// device starts at most max_rd_atomic of them at once; the rest wait in the
+// send queue. Only every signal_every-th read asks for a completion.
+void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
+                       const lab::ConnectionInfo& remote, const lab::Options& options,
+                       const LessonFlags& flags) {
+    const std::size_t iters = options.iters;
+    const std::size_t signal_every = std::max<std::size_t>(1, flags.depth / 2);
+    std::size_t posted = 0;
+    std::size_t completed = 0;
+    const auto start = Clock::now();
+    while (completed < iters) {
+        while (posted < iters && posted - completed < flags.depth) {
+            ++posted;
+            const bool signaled = posted % signal_every == 0 || posted == iters;
+            post_read(qp, local, lkey, remote.remote_addr, remote.rkey,
+                      signaled ? IBV_SEND_SIGNALED : 0, posted);
+        }
+        // wr_id counts the reads up to this one, all of which are now done.
+        completed = lab::wait_for_completion(cq, "RDMA read", flags.timeout).wr_id;
+    }
+    const std::chrono::duration<double> seconds = Clock::now() - start;
+    const double bytes = static_cast<double>(options.size) * static_cast<double>(iters);
+    // perftest's units: MB is 2^20 bytes, Mpps is 10^6 messages per second.
+    std::printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]\n");
+    std::printf(" %-10zu %-14zu %-20.2f %.6f\n", options.size, iters,
+                bytes / seconds.count() / (1024.0 * 1024.0),
+                static_cast<double>(iters) / seconds.count() / 1e6);
+}
+
+// --lat (client): one read at a time, as ib_read_lat does. A read is a whole
+// round trip (request out, data back), so its time is not halved.
+void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
+                     const lab::ConnectionInfo& remote, const lab::Options& options,
+                     const LessonFlags& flags) {
+    std::vector<double> microseconds;
+    microseconds.reserve(options.iters);
+    for (std::size_t i = 1; i <= options.iters; ++i) {
+        const auto start = Clock::now();
+        post_read(qp, local, lkey, remote.remote_addr, remote.rkey, IBV_SEND_SIGNALED, i);
+        lab::wait_for_completion(cq, "RDMA read", flags.timeout);
+        const std::chrono::duration<double, std::micro> elapsed = Clock::now() - start;
+        microseconds.push_back(elapsed.count());
+    }
+    std::ranges::sort(microseconds);
+    double sum = 0;
+    for (const double value : microseconds) {
+        sum += value;
+    }
+    const auto percentile = [&](double fraction) {
+        return microseconds[static_cast<std::size_t>(fraction * double(microseconds.size() - 1))];
+    };
+    std::printf(
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+        "t_avg[usec]    99%% percentile[usec]\n");
+    std::printf(" %-6zu %-14zu %-14.2f %-12.2f %-16.2f %-14.2f %.2f\n", options.size, options.iters,
+                microseconds.front(), microseconds.back(), percentile(0.5),
+                sum / double(microseconds.size()), percentile(0.99));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Line-buffered, so that a log read through a pipe shows each step as it happens.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+    lab::CommandLine command_line(
+        "Lesson 09: RDMA read, fetching a peer's memory",
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
+    LessonFlags flags;
+    bool bandwidth = false;
+    bool latency = false;
+    int timeout_seconds = static_cast<int>(flags.timeout.count() / 1000);
+    auto& app = command_line.app();
+    auto* bw_flag = app.add_flag("--bw", bandwidth, "measure bandwidth (like ib_read_bw)");
+    auto* lat_flag =
+        app.add_flag("--lat", latency, "measure latency (like ib_read_lat)")->excludes(bw_flag);
+    app.add_flag("--bad-rkey", flags.bad_rkey, "client: read with a wrong rkey")
+        ->excludes(bw_flag)
+        ->excludes(lat_flag);
+    app.add_flag("--past-end", flags.past_end, "client: read across the end of the region")
+        ->excludes(bw_flag)
+        ->excludes(lat_flag);
+    app.add_flag("--no-fence", flags.no_fence, "client: post the echo without IBV_SEND_FENCE")
+        ->excludes(bw_flag)
+        ->excludes(lat_flag);
+    app.add_option("--depth", flags.depth, "reads posted at once in --bw")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+        ->capture_default_str();
+    app.add_option("--rd-atomic", flags.rd_atomic,
+                   "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)")
+        ->check(CLI::Range(1, 255))
+        ->capture_default_str();
+    app.add_option("--timeout", timeout_seconds,
+                   "seconds to wait for the peer (connection, exchange, each completion)")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    const lab::Options options = command_line.parse(argc, argv);
+    flags.mode = bandwidth ? Mode::kBandwidth : latency ? Mode::kLatency : Mode::kHello;
+    flags.timeout = std::chrono::seconds(timeout_seconds);
+
+    return lab::run_main([&] {
+        const bool is_server = options.is_server();
+        if (flags.mode == Mode::kHello && options.size < kServerText.size() + 1) {
+            throw lab::Error("--size " + std::to_string(options.size) + " cannot hold \"" +
+                             std::string(kServerText) + "\" (hint: use at least " +
+                             std::to_string(kServerText.size() + 1) + " bytes)");
+        }
+
+        // Steps 1-3 (lesson 01): open the device, query the port, choose the GID.
+        const lab::Context context = lab::open_device(options.device);
+        const ibv_port_attr port = lab::query_port(context.get(), options.ib_port);
+        const lab::GidChoice gid =
+            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+        std::printf("Step 1-3: %s port %u, GID index %d (%s)\n",
+                    ibv_get_device_name(context->device), options.ib_port, gid.index,
+                    lab::gid_to_string(gid.gid).c_str());
+
+        // Step 3: the device's limit on reads in flight. max_qp_rd_atom bounds
+        // what a QP may accept as responder, max_qp_init_rd_atom what it may
+        // issue as initiator.
+        ibv_device_attr device_attr{};
+        lab::check(ibv_query_device(context.get(), &device_attr), "ibv_query_device");
+        std::printf("Step 3: device max_qp_rd_atom %d, max_qp_init_rd_atom %d\n",
+                    device_attr.max_qp_rd_atom, device_attr.max_qp_init_rd_atom);
+        const int rd_atomic_limit =
+            std::min(device_attr.max_qp_rd_atom, device_attr.max_qp_init_rd_atom);
+        if (flags.rd_atomic > rd_atomic_limit) {
+            throw lab::Error("--rd-atomic " + std::to_string(flags.rd_atomic) +
+                             " is above what the device allows (hint: max_qp_rd_atom is " +
+                             std::to_string(device_attr.max_qp_rd_atom) + ", max_qp_init_rd_atom " +
+                             std::to_string(device_attr.max_qp_init_rd_atom) + ")");
+        }
+
+        // Steps 4-5: PD and memory. The server's region grants REMOTE_READ and
+        // nothing else: a peer may read it, never write it, and no local write
+        // access is needed for that. The client's region is where read data
+        // lands, so its own device must write it: LOCAL_WRITE. The server
+        // also keeps a receive buffer for the client's echo (hello only).
+        const lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        std::vector<std::byte> buffer(options.size);
+        const int access = is_server ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_LOCAL_WRITE;
+        const lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, access);
+        std::vector<std::byte> echo(options.size);
+        lab::MemoryRegion echo_mr;
+        if (is_server) {
+            echo_mr = lab::register_memory(pd.get(), echo, IBV_ACCESS_LOCAL_WRITE);
+        }
+        std::printf("Step 5: registered %zu bytes, rkey 0x%x, access %s\n", buffer.size(), mr->rkey,
+                    is_server ? "REMOTE_READ only" : "LOCAL_WRITE");
+        if (is_server) {
+            for (std::size_t i = 0; i < buffer.size(); ++i) {
+                buffer[i] = std::byte(i % 251);  // a pattern a wrong offset would not match
+            }
+            if (flags.mode == Mode::kHello) {  // checked above: the text fits
+                std::memcpy(buffer.data(), kServerText.data(), kServerText.size());
+                buffer[kServerText.size()] = std::byte{0};
+            }
+        }
+
+        // Steps 6-7 (lessons 03-04): CQ and RC QP.
+        const lab::CompletionQueue cq =
+            lab::create_cq(context.get(), static_cast<int>(flags.depth) + 16);
+        lab::QueueSizes sizes;
+        sizes.send_wr = static_cast<std::uint32_t>(flags.depth) + 1;
+        sizes.recv_wr = 1;
+        const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
+
+        // Step 8a: INIT. The QP must grant remote reads too (qp_access_flags),
+        // or the device refuses them whatever the MR allows.
+        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_REMOTE_READ);
+
+        // Step 8b (lesson 05): exchange QP addresses and the region.
+        lab::ConnectionInfo mine;
+        mine.address.qp_num = qp->qp_num;
+        mine.address.psn = lab::random_psn();
+        mine.address.lid = port.lid;
+        mine.address.gid = gid.gid;
+        if (is_server) {
+        mine.remote_addr = reinterpret_cast<std::uintptr_t>(buffer.data());
+        mine.rkey = mr->rkey;
+        mine.length = static_cast<std::uint32_t>(buffer.size());
+        std::printf("Step 8: waiting for a client on TCP port %u\n", options.tcp_port);
+        }
+        lab::Connection connection =
+            is_server
+                ? lab::Connection::accept_one(options.tcp_port, flags.timeout)
+                : lab::Connection::connect_to(options.server, options.tcp_port, flags.timeout);
+        const lab::ConnectionInfo remote = connection.exchange(mine, flags.timeout);
+        lab::print_address("local", mine.address);
+        lab::print_address("remote", remote.address);
+
+        // Step 8c: RTR and RTS, with the read limits. max_dest_rd_atomic (set
+        // in RTR) is how many reads this QP serves at once as responder;
+        // max_rd_atomic (set in RTS) how many it issues at once as initiator.
+        // An initiator must not issue more than its responder accepts: both
+        // sides here use --rd-atomic.
+        const auto rd_atomic = static_cast<std::uint8_t>(flags.rd_atomic);
+        const lab::LocalPort local{options.ib_port, gid.index, port.active_mtu};
+        lab::move_to_rtr(qp.get(), local, remote.address, rd_atomic);
+        lab::move_to_rts(qp.get(), mine.address.psn, rd_atomic);
+        ibv_qp_attr qp_attr{};
+        ibv_qp_init_attr qp_init{};
+        lab::check(ibv_query_qp(qp.get(), &qp_attr,
+                                IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC,
+                                &qp_init),
+                   "ibv_query_qp");
+        std::printf("Step 8: QP is in %s, max_rd_atomic %u, max_dest_rd_atomic %u\n",
+                    lab::qp_state_name(qp_attr.qp_state), qp_attr.max_rd_atomic,
+                    qp_attr.max_dest_rd_atomic);
+        if (is_server && flags.mode == Mode::kHello) {
+        // The receive for the echo, posted before the barrier lets the client send.
+        post_receive(qp.get(), echo, echo_mr->lkey);
+        }
+        connection.barrier(flags.timeout);  // both QPs are ready: the client may read
+
+        if (is_server) {
+        if (flags.mode != Mode::kHello) {
+            // Nothing to do while the client reads: no receive, no completion.
+            connection.barrier(run_timeout(options, flags));
+            std::printf("Step 10: cleaning up\n");
+            return 0;
+        }
+        // The reads took no work here. The echo is a send, which does:
+        // once the client says it is done, its receive has completed.
+        connection.barrier(flags.timeout);
+        const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive of the echo", flags.timeout);
+        const std::string echoed = text_in(std::span(echo).first(wc.byte_len));
+        std::printf("Step 9: the client read our buffer and sent back \"%s\" (%s)\n",
+                    echoed.c_str(),
+                    echoed == kServerText ? "it matches" : "NOT what the buffer holds");
+        std::printf("Step 10: cleaning up\n");
+        return 0;
+        }
+
+        if (remote.length < options.size) {
+        throw lab::Error("the server's region has " + std::to_string(remote.length) +
+                         " bytes, fewer than --size (hint: give both sides the same -s)");
+        }
+        if (flags.mode == Mode::kBandwidth) {
+        std::printf(
+            "Step 9: %zu reads posted at a time, at most %u in flight "
+            "(max_rd_atomic)\n",
+            flags.depth, qp_attr.max_rd_atomic);
+        measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags);
+        connection.barrier(flags.timeout);
+        std::printf("Step 10: cleaning up\n");
+        return 0;
+        }
+        if (flags.mode == Mode::kLatency) {
+        measure_latency(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags);
+        connection.barrier(flags.timeout);
+        std::printf("Step 10: cleaning up\n");
+        return 0;
+        }
+
+        // Hello: read the server's text (with its terminating zero) into our buffer.
+        const auto landing = std::span(buffer).first(kServerText.size() + 1);
+        std::uint64_t source_addr = remote.remote_addr;
+        std::uint32_t source_rkey = remote.rkey;
+        if (flags.bad_rkey) {
+        source_rkey = remote.rkey ^ 0x5a;  // the key byte no longer matches
+        std::printf("Step 9: --bad-rkey: using rkey 0x%x instead of 0x%x\n", source_rkey,
+                    remote.rkey);
+        }
+        if (flags.past_end) {
+        source_addr = remote.remote_addr + remote.length - 4;
+        std::printf("Step 9: --past-end: reading %zu bytes at offset %u of a %u-byte region\n",
+                    landing.size(), remote.length - 4, remote.length);
+        }
+        post_read(qp.get(), landing, mr->lkey, source_addr, source_rkey, IBV_SEND_SIGNALED, 1);
+        std::printf("Step 9: posted IBV_WR_RDMA_READ of %zu bytes\n", landing.size());
+
+        // Right behind it, without waiting: send the same bytes back. The send
+        // gathers `landing`, which the read has not necessarily filled yet;
+        // IBV_SEND_FENCE holds the send until the read has completed.
+        unsigned echo_flags = IBV_SEND_SIGNALED;
+        if (!flags.no_fence) {
+        echo_flags |= IBV_SEND_FENCE;
+        }
+        post_send(qp.get(), landing, mr->lkey, echo_flags, 2);
+        std::printf("Step 9: posted IBV_WR_SEND of the same bytes%s\n",
+                    flags.no_fence ? " (no fence)" : " with IBV_SEND_FENCE");
+
+        const ibv_wc read_wc = lab::wait_for_completion(cq.get(), "RDMA read", flags.timeout);
+        std::printf("Step 9: read completed: %s, byte_len %u, we read \"%s\"\n",
+                    ibv_wc_status_str(read_wc.status), read_wc.byte_len, text_in(landing).c_str());
+        lab::wait_for_completion(cq.get(), "send of the echo", flags.timeout);
+        std::printf("Step 9: echo sent\n");
+        connection.barrier(flags.timeout);
+        std::printf("Step 10: cleaning up\n");
+        return 0;
+});
+}

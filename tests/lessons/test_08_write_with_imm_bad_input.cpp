@@ -1,0 +1,99 @@
+// Lesson 08 given bad input, on the rxe device: each case ends in one clear
+// line on stderr, a non-zero exit and no hang.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+}
+
+void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.rfind("error: ", 0) == 0);
+    CHECK(lab::test::lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("08_write_with_imm rejects bad input with one line and a non-zero exit",
+          "[lesson08][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("08_write_with_imm"), "-p", port, "--timeout",
+                                           "3"};
+
+    SECTION("unknown device") {
+        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                             "unknown RDMA device 'no_such_dev0'");
+    }
+    SECTION("GID index out of range") {
+        check_one_error_line(run(with(base, {"-g", "100000"}), 20s), "GID index 100000");
+    }
+    SECTION("bad sizes and counts") {
+        check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
+        check_one_error_line(run(with(base, {"-s", "8"}), 20s), "--size 8 is too small");
+        check_one_error_line(run(with(base, {"-n", "5000"}), 20s), "--iters 5000 is too many");
+    }
+    SECTION("server not running: the client gives up after --timeout") {
+        const auto start = Clock::now();
+        check_one_error_line(run(with(base, {"127.0.0.1"}), 30s), "could not connect");
+        CHECK(Clock::now() - start < 15s);
+    }
+    SECTION("TCP port already in use") {
+        Process first({lesson("08_write_with_imm"), "-p", port, "--timeout", "30"});
+        REQUIRE(first.wait_for_output("waiting for a client", 20s));
+        std::this_thread::sleep_for(300ms);  // the line comes just before listen()
+        check_one_error_line(run(base, 20s), "already in use");
+    }
+}
+
+TEST_CASE("08_write_with_imm: a peer killed mid-run makes the other side fail, without a hang",
+          "[lesson08][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("08_write_with_imm"), "-p", port, "--timeout",
+                                           "5"};
+    SECTION("client killed: the server's wait for doorbells ends") {
+        // 1000 messages: the client is still at work when it is killed.
+        Process server(with(base, {"-n", "1000"}));
+        REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        Process client(with(base, {"-n", "1000", "127.0.0.1"}));
+        REQUIRE(server.wait_for_output("QP is in RTS", 30s));
+        client.kill(SIGKILL);
+        const auto result = server.wait(30s);
+        INFO(result.out);
+        CHECK_FALSE(result.timed_out);
+        CHECK(result.exit_code != 0);
+        CHECK(lab::test::lines(result.err).size() == 1);
+    }
+    SECTION("server killed: the client fails") {
+        Process server(with(base, {"-n", "1000"}));
+        REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        Process client(with(base, {"-n", "1000", "127.0.0.1"}));
+        REQUIRE(server.wait_for_output("QP is in RTS", 30s));
+        server.kill(SIGKILL);
+        const auto result = client.wait(40s);
+        INFO(result.out);
+        CHECK_FALSE(result.timed_out);
+        CHECK(result.exit_code != 0);
+        CHECK(result.err.rfind("error: ", 0) == 0);
+        CHECK(lab::test::lines(result.err).size() == 1);
+    }
+}

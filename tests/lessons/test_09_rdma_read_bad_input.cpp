@@ -1,0 +1,118 @@
+// Lesson 09 given bad input, on the rxe device: each case ends in one clear
+// line on stderr, a non-zero exit and no hang; a wrong rkey or an address past
+// the end of the region completes with IBV_WC_REM_ACCESS_ERR.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+}
+
+void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.rfind("error: ", 0) == 0);
+    CHECK(lab::test::lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("09_rdma_read rejects bad input with one line and a non-zero exit",
+          "[lesson09][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("09_rdma_read"), "-p", port, "--timeout", "3"};
+
+    SECTION("unknown device") {
+        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                             "unknown RDMA device 'no_such_dev0'");
+    }
+    SECTION("GID index out of range") {
+        check_one_error_line(run(with(base, {"-g", "100000"}), 20s), "GID index 100000");
+    }
+    SECTION("bad sizes, depths and read limits") {
+        check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
+        check_one_error_line(run(with(base, {"-s", "16"}), 20s), "--size 16 cannot hold");
+        check_one_error_line(run(with(base, {"--bw", "--depth", "0"}), 20s), "--depth");
+        check_one_error_line(run(with(base, {"--rd-atomic", "0"}), 20s), "--rd-atomic");
+        check_one_error_line(run(with(base, {"--rd-atomic", "200"}), 20s),
+                             "--rd-atomic 200 is above what the device allows");
+    }
+    SECTION("server not running: the client gives up after --timeout") {
+        const auto start = Clock::now();
+        check_one_error_line(run(with(base, {"127.0.0.1"}), 30s), "could not connect");
+        CHECK(Clock::now() - start < 15s);
+    }
+    SECTION("TCP port already in use") {
+        Process first({lesson("09_rdma_read"), "-p", port, "--timeout", "30"});
+        REQUIRE(first.wait_for_output("waiting for a client", 20s));
+        std::this_thread::sleep_for(300ms);  // the line comes just before listen()
+        check_one_error_line(run(base, 20s), "already in use");
+    }
+}
+
+TEST_CASE("09_rdma_read: a wrong rkey or an address past the end is IBV_WC_REM_ACCESS_ERR",
+          "[lesson09][bad-input]") {
+    const std::string flag = GENERATE(std::string("--bad-rkey"), std::string("--past-end"));
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("09_rdma_read"), "-p", port, "--timeout", "20"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    const auto client = run(with(base, {flag, "127.0.0.1"}), 40s);
+    INFO(flag);
+    check_one_error_line(client, "RDMA read: work completion failed: remote access error");
+    CHECK(client.err.find("hint: the peer refused: wrong rkey, an address outside its region") !=
+          std::string::npos);
+    const auto served = server.wait(30s);
+    CHECK_FALSE(served.timed_out);
+    CHECK(served.exit_code != 0);
+    CHECK(served.out.find("it matches") == std::string::npos);
+}
+
+TEST_CASE("09_rdma_read: a peer killed mid-run makes the other side fail, without a hang",
+          "[lesson09][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("09_rdma_read"),
+                                           "-p",
+                                           port,
+                                           "--timeout",
+                                           "10",
+                                           "--bw",
+                                           "-s",
+                                           "65536",
+                                           "-n",
+                                           "100000000"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    Process client(with(base, {"127.0.0.1"}));
+    REQUIRE(client.wait_for_output("reads posted at a time", 30s));
+    std::this_thread::sleep_for(500ms);  // the reads are under way
+
+    SECTION("client killed: the server's wait ends when the socket closes") {
+        client.kill(SIGKILL);
+        const auto start = Clock::now();
+        check_one_error_line(server.wait(30s), "the peer");
+        CHECK(Clock::now() - start < 8s);  // before the 10 s timeout
+    }
+    SECTION("server killed: the client's reads fail or time out") {
+        server.kill(SIGKILL);
+        check_one_error_line(client.wait(40s), "");
+    }
+}
