@@ -1,6 +1,7 @@
 // The checks can fail: on the untouched skeleton of every exercise, its
 // check program (built against exercises/NN_name) must report failures, and
 // every function the skeleton leaves as a TODO must be named by one of them.
+// (Exercise 05 has no TODOs but mistakes; test_05's checks all fail on it.)
 // (That every check passes on the solution is shown by the check_sol* tests.)
 #include <filesystem>
 #include <fstream>
@@ -52,15 +53,16 @@ TEST_CASE("every exercise's checks fail on its skeleton, naming each TODO", "[ex
         }
         ++exercises;
         INFO("exercise " << name);
+        // Exercises with unwritten functions mark them todo("name"); each must
+        // be named by a failing check. "Fix the mistakes" exercises have none.
         const auto todos = todo_functions(entry.path());
-        CHECK_FALSE(todos.empty());
 
         const auto result = lab::test::run({checks}, std::chrono::seconds(400));
         INFO(result.out.substr(0, 4000) << result.err.substr(0, 2000));
         CHECK_FALSE(result.timed_out);
         CHECK(result.exit_code != 0);
         CHECK(result.exit_code < 128);  // failed checks, not a crash
-        CHECK(result.out.find("test cases") != std::string::npos);
+        CHECK(std::regex_search(result.out, std::regex(R"(test cases:\s+\d+ \|.*\d+ failed)")));
         for (const auto& function : todos) {
             INFO("TODO function " << function);
             CHECK(result.out.find("TODO: " + function + " is not written yet") !=
