@@ -27,6 +27,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -305,33 +306,94 @@ int run_client(const lab::Options& options, const Settings& settings) {
         return run_fault(qp.get(), cq.get(), &slots[0], mr->lkey, peer, settings);
     }
 
-    // Step 9a: the shared counter. Up to --depth FETCH_AND_ADDs in flight;
-    // each completion frees its slot for the next one. The QP executes them
-    // in order, so the old values we get back must increase.
+    // Step 9a: the shared counter. Up to --depth FETCH_AND_ADDs in flight,
+    // one result slot each. The work requests are prepared once; whenever
+    // completions free some slots, their requests are chained (wr.next) and
+    // posted with ONE ibv_post_send: one doorbell for many requests. The QP
+    // executes them in order, so the old values we get back must increase.
+    const std::size_t in_flight = std::min<std::size_t>(settings.depth, settings.iters);
+    std::vector<ibv_sge> sges(in_flight);
+    std::vector<ibv_send_wr> wrs(in_flight);
+    std::vector<std::size_t> free_slots;
+    for (std::size_t slot = 0; slot < in_flight; ++slot) {
+        sges[slot] = {reinterpret_cast<std::uintptr_t>(&slots[slot]), sizeof(std::uint64_t),
+                      mr->lkey};
+        ibv_send_wr& wr = wrs[slot];
+        wr.wr_id = slot;
+        wr.sg_list = &sges[slot];
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.atomic.remote_addr = counter;
+        wr.wr.atomic.rkey = peer.rkey;
+        wr.wr.atomic.compare_add = settings.add;
+        free_slots.push_back(slot);
+    }
     const auto start = Clock::now();
     std::size_t posted = 0;
     std::size_t completed = 0;
     std::uint64_t previous = 0;
     bool increasing = true;
     std::uint64_t last_fetched = 0;
-    for (; posted < settings.depth && posted < settings.iters; ++posted) {
-        post_atomic(qp.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, posted, &slots[posted], mr->lkey,
-                    counter, peer.rkey, settings.add);
-    }
+    unsigned empty_polls = 0;
+    bool idle = false;  // polled in vain for a while: the deadline runs from idle_since
+    Clock::time_point idle_since;
+    // With one atomic in flight, each round trip is timed (for the median).
+    std::vector<double> round_trips;
+    Clock::time_point posted_at;
+    std::vector<ibv_wc> wcs(in_flight);
     while (completed < settings.iters) {
-        const ibv_wc wc = lab::wait_for_completion(cq.get(), "fetch-and-add", settings.timeout);
-        const std::size_t slot = wc.wr_id;
-        // The old value, in host byte order on rxe (see the README).
-        last_fetched = slots[slot];
-        if (completed > 0 && last_fetched <= previous) {
-            increasing = false;
+        if (!free_slots.empty()) {
+            for (std::size_t i = 0; i < free_slots.size(); ++i) {
+                wrs[free_slots[i]].next =
+                    i + 1 < free_slots.size() ? &wrs[free_slots[i + 1]] : nullptr;
+            }
+            ibv_send_wr* bad = nullptr;
+            if (in_flight == 1) {
+                posted_at = Clock::now();
+            }
+            lab::check(ibv_post_send(qp.get(), &wrs[free_slots.front()], &bad),
+                       "ibv_post_send(FETCH_AND_ADD list)");
+            posted += free_slots.size();
+            free_slots.clear();
         }
-        previous = last_fetched;
-        ++completed;
-        if (posted < settings.iters) {
-            post_atomic(qp.get(), IBV_WR_ATOMIC_FETCH_AND_ADD, slot, &slots[slot], mr->lkey,
-                        counter, peer.rkey, settings.add);
-            ++posted;
+        const int found = ibv_poll_cq(cq.get(), static_cast<int>(wcs.size()), wcs.data());
+        if (found < 0) {
+            lab::fail("ibv_poll_cq", EIO);
+        }
+        if (found == 0) {
+            // Reading the clock on every empty poll would slow the loop down.
+            if (++empty_polls % 1024 != 0) {
+                continue;
+            }
+            if (!idle) {
+                idle = true;
+                idle_since = Clock::now();
+            } else if (Clock::now() - idle_since > settings.timeout) {
+                throw lab::Error(
+                    "fetch-and-add: no completion within the timeout (hint: is "
+                    "the server still running?)");
+            }
+            continue;
+        }
+        if (in_flight == 1) {
+            round_trips.push_back(
+                std::chrono::duration<double, std::micro>(Clock::now() - posted_at).count());
+        }
+        idle = false;
+        empty_polls = 0;
+        for (const ibv_wc& wc : std::span(wcs).first(static_cast<std::size_t>(found))) {
+            lab::check_completion(wc, "fetch-and-add");
+            // The old value, in host byte order on rxe (see the README).
+            last_fetched = slots[wc.wr_id];
+            if (completed > 0 && last_fetched <= previous) {
+                increasing = false;
+            }
+            previous = last_fetched;
+            ++completed;
+            if (posted + free_slots.size() < settings.iters) {
+                free_slots.push_back(wc.wr_id);
+            }
         }
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -340,6 +402,11 @@ int run_client(const lab::Options& options, const Settings& settings) {
         "(depth %u)\n",
         settings.iters, seconds, static_cast<double>(settings.iters) / seconds,
         seconds * 1e6 / static_cast<double>(settings.iters), settings.depth);
+    if (!round_trips.empty()) {
+        std::ranges::nth_element(round_trips, round_trips.begin() + round_trips.size() / 2);
+        std::printf("client: one at a time: median round trip %.2f us\n",
+                    round_trips[round_trips.size() / 2]);
+    }
     std::printf("client: old values came back %s; the last one was %llu, bytes %s\n",
                 increasing ? "increasing" : "OUT OF ORDER",
                 static_cast<unsigned long long>(last_fetched), bytes_of(last_fetched).c_str());
