@@ -33,8 +33,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lab/check.hpp"
@@ -289,9 +291,26 @@ int run_client(const lab::Options& options, const Settings& settings) {
     lab::move_to_init(qp.get(), options.ib_port, 0);
     lab::ConnectionInfo mine;
     mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
-    lab::Connection connection =
-        lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
-    const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
+    // The server accepts one client at a time and stops listening in between;
+    // a client that connected just then is dropped from its queue (a reset).
+    // So the connection and the exchange are retried until the timeout.
+    const auto give_up = Clock::now() + settings.timeout;
+    std::optional<lab::Connection> connected;
+    lab::ConnectionInfo peer;
+    while (!connected) {
+        try {
+            lab::Connection attempt =
+                lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
+            peer = attempt.exchange(mine, settings.timeout);
+            connected.emplace(std::move(attempt));
+        } catch (const lab::Error&) {
+            if (Clock::now() + std::chrono::milliseconds(200) > give_up) {
+                throw;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    }
+    lab::Connection& connection = *connected;
     lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu}, peer.address);
     lab::move_to_rts(qp.get(), mine.address.psn);
     const std::uint64_t counter = peer.remote_addr + kCounter * sizeof(std::uint64_t);
