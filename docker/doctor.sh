@@ -10,6 +10,7 @@ bad() {
 }
 note() { printf '  note  %s\n' "$*"; }
 
+# shellcheck disable=SC1091
 echo "Host: $(uname -sr), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
 echo "Running on the host:"
 if missing=$("$here/install-deps.sh" --check 2>&1); then ok "all packages installed"; else bad "$missing: run ./lab setup"; fi
@@ -21,7 +22,7 @@ else
     note "this kernel has no rdma_rxe module (Ubuntu: linux-modules-extra-$(uname -r)); the micro-VM will be used"
 fi
 if ls /dev/infiniband/uverbs* >/dev/null 2>&1; then
-    ok "/dev/infiniband has $(ls /dev/infiniband | tr '\n' ' ')"
+    ok "/dev/infiniband has $(cd /dev/infiniband && printf '%s ' *)"
 else
     note "/dev/infiniband/uverbs* is missing: no RDMA device on the host (in a container: --device /dev/infiniband)"
 fi
@@ -33,10 +34,12 @@ fi
 devices=$(ibv_devinfo 2>/dev/null | awk '/hca_id:/ {dev=$2} /state:/ && dev {print dev "(" $2 ")"; dev=""}' | tr '\n' ' ')
 if [ -n "$devices" ]; then
     ok "RDMA devices: $devices"
-    gid_count=$(ls /sys/class/infiniband/*/ports/1/gid_attrs/types/ 2>/dev/null | wc -l)
     v2=$(grep -l 'RoCE v2' /sys/class/infiniband/*/ports/1/gid_attrs/types/* 2>/dev/null | wc -l)
-    [ "$v2" -gt 0 ] && ok "GID table has $v2 RoCE v2 entries" ||
-        note "no RoCE v2 GID among $gid_count entries: is the netdev under the device up, with an address?"
+    if [ "$v2" -gt 0 ]; then
+        ok "GID table has $v2 RoCE v2 entries"
+    else
+        note "no RoCE v2 GID: is the netdev under the device up, with an address?"
+    fi
 else
     note "no usable RDMA device on the host; tests run in the micro-VM"
 fi

@@ -15,7 +15,19 @@ packages=(
     catch2 libcli11-dev
     # the micro-VM
     qemu-system-x86 busybox-static cpio kmod iproute2
+    # checks of the course itself: fuzzing (clang + libFuzzer), shell scripts, docs
+    clang shellcheck doxygen graphviz
+    # exercise 01's plot
+    gnuplot-nox
 )
+# libFuzzer ships in a versioned package: the one that matches the default clang.
+# shellcheck disable=SC1091
+os_id=$(. /etc/os-release 2>/dev/null && echo "$ID-${VERSION_ID%%.*}")
+if [ "$os_id" = debian-12 ]; then
+    packages+=(libclang-rt-14-dev)
+elif command -v clang >/dev/null; then
+    packages+=("libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev")
+fi
 
 missing=()
 for package in "${packages[@]}"; do
