@@ -337,7 +337,9 @@ void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::millisec
         }
         const int error_number = errno;
         if (error_number == ECONNRESET) {
-            throw Error("the peer reset the connection (hint: did the other side crash?)");
+            throw Error(
+                "the peer closed the connection (reset; hint: did the other side exit or crash? "
+                "its output says why)");
         }
         if (error_number != EAGAIN && error_number != EWOULDBLOCK && error_number != EINTR) {
             fail("recv", error_number);

@@ -1,0 +1,102 @@
+// Lesson 05 given bad input, on the rxe device: each case ends in one clear
+// line on stderr, a non-zero exit and no hang, a killed peer included.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+}
+
+void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.rfind("error: ", 0) == 0);
+    CHECK(lab::test::lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("05_exchange rejects bad input with one line and a non-zero exit",
+          "[lesson05][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("05_exchange"), "-p", port, "--timeout", "3"};
+
+    SECTION("unknown device") {
+        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                             "unknown RDMA device 'no_such_dev0'");
+    }
+    SECTION("GID index out of range") {
+        check_one_error_line(run(with(base, {"-g", "100000"}), 20s), "GID index 100000");
+    }
+    SECTION("invalid size") {
+        check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
+        check_one_error_line(run(with(base, {"-s", "lots"}), 20s), "--size");
+    }
+    SECTION("invalid timeout") {
+        check_one_error_line(run(with(base, {"--timeout", "0"}), 20s), "--timeout");
+    }
+    SECTION("server not running: the client gives up after --timeout") {
+        const auto start = Clock::now();
+        const auto result = run(with(base, {"127.0.0.1"}), 30s);
+        check_one_error_line(result, "could not connect to 127.0.0.1:" + port + " within 3.0 s");
+        CHECK(Clock::now() - start >= 2s);
+        CHECK(Clock::now() - start < 15s);
+    }
+    SECTION("no client comes: the server gives up after --timeout") {
+        check_one_error_line(run(base, 30s), "no client connected to TCP port " + port);
+    }
+    SECTION("TCP port already in use") {
+        Process first({lesson("05_exchange"), "-p", port, "--timeout", "30"});
+        REQUIRE(first.wait_for_output("waiting for a client", 20s));
+        std::this_thread::sleep_for(300ms);  // the line comes just before listen()
+        check_one_error_line(run(base, 20s), "TCP port " + port + " is already in use");
+    }
+}
+
+TEST_CASE("05_exchange: a peer killed mid-run makes the other side fail at once",
+          "[lesson05][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("05_exchange"), "-p", port, "--timeout", "20"};
+
+    SECTION("client killed") {
+        Process server(base);
+        REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        Process client(with(base, {"--hold", "60", "127.0.0.1"}));
+        REQUIRE(client.wait_for_output("holding for 60 s", 30s));
+        client.kill(SIGKILL);
+        const auto start = Clock::now();
+        const auto result = server.wait(30s);
+        check_one_error_line(result, "the peer closed the connection");
+        CHECK(Clock::now() - start < 10s);  // well before the 20 s timeout
+    }
+    SECTION("server killed") {
+        Process server(with(base, {"--hold", "60"}));
+        REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        Process client(with(base, {"127.0.0.1"}));
+        REQUIRE(client.wait_for_output("waiting for the peer at the barrier", 30s));
+        REQUIRE(server.wait_for_output("holding for 60 s", 10s));
+        server.kill(SIGKILL);
+        const auto start = Clock::now();
+        const auto result = client.wait(30s);
+        check_one_error_line(result, "the peer closed the connection");
+        CHECK(Clock::now() - start < 10s);
+    }
+}
