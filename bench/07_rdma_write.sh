@@ -60,15 +60,18 @@ column_after_header() {
     awk -v column="$1" 'found && NF > 1 { print $column; exit } /#bytes/ { found = 1 }'
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+median() { awk 'NF' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
-# measure COLUMN PROGRAM ARGS... : the median of the column over the repetitions.
-measure() {
-    local column=$1
-    shift
+# compare NAME OURS_COLUMN THEIRS_COLUMN: run theirs_command and ours_command
+# (arrays) alternately, BENCH_REPS times each, and print the row of the medians.
+# Alternating keeps a slow phase of the emulator from favouring either side.
+compare() {
+    local name=$1 ours_column=$2 theirs_column=$3 ours_values="" theirs_values=""
     for _ in $(seq "$reps"); do
-        pair "$@" | column_after_header "$column"
-    done | median
+        theirs_values+="$(pair "${theirs_command[@]}" | column_after_header "$theirs_column")"$'\n'
+        ours_values+="$(pair "${ours_command[@]}" | column_after_header "$ours_column")"$'\n'
+    done
+    row "$name" "$(median <<<"$ours_values")" "$(median <<<"$theirs_values")"
 }
 
 row() { # name ours theirs
@@ -83,14 +86,14 @@ ours=(-d "$device" -g "$gid")
 for size_iters in 4096:4000 65536:1000; do
     size=${size_iters%:*}
     iters=${size_iters#*:}
-    theirs_bw=$(measure 4 ib_write_bw "${perftest[@]}" -s "$size" -n "$iters" -t "$depth")
-    ours_bw=$(measure 3 "$lesson" --bw "${ours[@]}" -s "$size" -n "$iters" --depth "$depth")
-    row "07_rdma_write:bw:${size}B[MB/s]" "$ours_bw" "$theirs_bw"
+    theirs_command=(ib_write_bw "${perftest[@]}" -s "$size" -n "$iters" -t "$depth")
+    ours_command=("$lesson" --bw "${ours[@]}" -s "$size" -n "$iters" --depth "$depth")
+    compare "07_rdma_write:bw:${size}B[MB/s]" 3 4
 done
 
 for size in 8 4096; do
     iters=2000
-    theirs_lat=$(measure 5 ib_write_lat "${perftest[@]}" -s "$size" -n "$iters")
-    ours_lat=$(measure 5 "$lesson" --lat "${ours[@]}" -s "$size" -n "$iters")
-    row "07_rdma_write:lat:${size}B[us]" "$ours_lat" "$theirs_lat"
+    theirs_command=(ib_write_lat "${perftest[@]}" -s "$size" -n "$iters")
+    ours_command=("$lesson" --lat "${ours[@]}" -s "$size" -n "$iters")
+    compare "07_rdma_write:lat:${size}B[us]" 5 5
 done

@@ -20,7 +20,7 @@ address=${RDMA_LAB_SERVER_ADDR:-127.0.0.1}
 reps=${BENCH_REPS:-3}
 port_file=$(mktemp)
 trap 'rm -f "$port_file"' EXIT
-echo "${BENCH_PORT:-18600}" >"$port_file"
+echo "${BENCH_PORT:-18650}" >"$port_file"
 depth=64
 reads_in_flight=16 # max_rd_atomic: perftest's -o, our --rd-atomic
 
@@ -62,15 +62,18 @@ column_after_header() {
     awk -v column="$1" 'found && NF > 1 { print $column; exit } /#bytes/ { found = 1 }'
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+median() { awk 'NF' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
-# measure COLUMN PROGRAM ARGS... : the median of the column over the repetitions.
-measure() {
-    local column=$1
-    shift
+# compare NAME OURS_COLUMN THEIRS_COLUMN: run theirs_command and ours_command
+# (arrays) alternately, BENCH_REPS times each, and print the row of the medians.
+# Alternating keeps a slow phase of the emulator from favouring either side.
+compare() {
+    local name=$1 ours_column=$2 theirs_column=$3 ours_values="" theirs_values=""
     for _ in $(seq "$reps"); do
-        pair "$@" | column_after_header "$column"
-    done | median
+        theirs_values+="$(pair "${theirs_command[@]}" | column_after_header "$theirs_column")"$'\n'
+        ours_values+="$(pair "${ours_command[@]}" | column_after_header "$ours_column")"$'\n'
+    done
+    row "$name" "$(median <<<"$ours_values")" "$(median <<<"$theirs_values")"
 }
 
 row() { # name ours theirs
@@ -85,14 +88,14 @@ ours=(-d "$device" -g "$gid")
 for size_iters in 4096:4000 65536:1000; do
     size=${size_iters%:*}
     iters=${size_iters#*:}
-    theirs_bw=$(measure 4 ib_read_bw "${perftest[@]}" -s "$size" -n "$iters" -t "$depth" -o "$reads_in_flight")
-    ours_bw=$(measure 3 "$lesson" --bw "${ours[@]}" -s "$size" -n "$iters" --depth "$depth" --rd-atomic "$reads_in_flight")
-    row "09_rdma_read:bw:${size}B[MB/s]" "$ours_bw" "$theirs_bw"
+    theirs_command=(ib_read_bw "${perftest[@]}" -s "$size" -n "$iters" -t "$depth" -o "$reads_in_flight")
+    ours_command=("$lesson" --bw "${ours[@]}" -s "$size" -n "$iters" --depth "$depth" --rd-atomic "$reads_in_flight")
+    compare "09_rdma_read:bw:${size}B[MB/s]" 3 4
 done
 
 for size in 8 4096; do
     iters=2000
-    theirs_lat=$(measure 5 ib_read_lat "${perftest[@]}" -s "$size" -n "$iters")
-    ours_lat=$(measure 5 "$lesson" --lat "${ours[@]}" -s "$size" -n "$iters")
-    row "09_rdma_read:lat:${size}B[us]" "$ours_lat" "$theirs_lat"
+    theirs_command=(ib_read_lat "${perftest[@]}" -s "$size" -n "$iters")
+    ours_command=("$lesson" --lat "${ours[@]}" -s "$size" -n "$iters")
+    compare "09_rdma_read:lat:${size}B[us]" 5 5
 done
