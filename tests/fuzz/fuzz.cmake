@@ -1,0 +1,50 @@
+# The fuzz target of the exchange parser (tests/fuzz/fuzz_exchange.cpp), built
+# with clang's libFuzzer, AddressSanitizer and UBSan, whatever compiler builds
+# the rest, and registered as a short bounded CTest run (label fuzz).
+# Without clang++ and libFuzzer (Debian: clang, libclang-rt-14-dev) it is
+# skipped with a message.
+find_program(LAB_FUZZ_CXX NAMES clang++ clang++-16 clang++-15 clang++-14)
+set(lab_fuzz_ok FALSE)
+if(LAB_FUZZ_CXX)
+  set(probe_dir "${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe")
+  file(MAKE_DIRECTORY "${probe_dir}")
+  file(WRITE "${probe_dir}/probe.cpp"
+    "#include <cstddef>\n#include <cstdint>\n"
+    "extern \"C\" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n")
+  execute_process(
+    COMMAND "${LAB_FUZZ_CXX}" -fsanitize=fuzzer,address probe.cpp -o probe
+    WORKING_DIRECTORY "${probe_dir}" RESULT_VARIABLE probe_status OUTPUT_QUIET ERROR_QUIET)
+  if(probe_status EQUAL 0)
+    set(lab_fuzz_ok TRUE)
+  endif()
+endif()
+
+if(NOT lab_fuzz_ok)
+  message(STATUS "fuzz: clang++ with libFuzzer not found; fuzz_exchange is skipped "
+                 "(install clang and libclang-rt-14-dev)")
+  return()
+endif()
+
+set(fuzz_sources
+  "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_exchange.cpp"
+  "${PROJECT_SOURCE_DIR}/common/lab/exchange.cpp"
+  "${PROJECT_SOURCE_DIR}/common/lab/check.cpp"
+  "${PROJECT_SOURCE_DIR}/common/lab/device.cpp"
+  "${PROJECT_SOURCE_DIR}/common/lab/resources.cpp")
+set(fuzz_program "${CMAKE_CURRENT_BINARY_DIR}/fuzz_exchange")
+add_custom_command(
+  OUTPUT "${fuzz_program}"
+  COMMAND "${LAB_FUZZ_CXX}" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
+          -fno-sanitize-recover=undefined -I "${PROJECT_SOURCE_DIR}/common"
+          ${IBVERBS_CFLAGS} ${fuzz_sources} ${IBVERBS_LDFLAGS} -o "${fuzz_program}"
+  DEPENDS ${fuzz_sources} "${PROJECT_SOURCE_DIR}/common/lab/exchange.hpp"
+  COMMENT "Building the libFuzzer target fuzz_exchange with ${LAB_FUZZ_CXX}"
+  VERBATIM)
+add_custom_target(fuzz_exchange ALL DEPENDS "${fuzz_program}")
+
+# A valid message as the seed, so that the fuzzer starts from the accepted
+# path and mutates its fields, rather than only finding wrong sizes.
+set(fuzz_corpus "${CMAKE_CURRENT_BINARY_DIR}/fuzz_exchange_corpus")
+add_test(NAME fuzz_exchange
+  COMMAND sh -c "mkdir -p '${fuzz_corpus}' && printf 'RVLX\\000\\001\\000\\000\\000\\000\\000\\021\\000\\074\\135\\036\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\377\\377\\012\\115\\000\\001\\000\\000\\177\\000\\022\\064\\126\\170\\336\\255\\276\\357\\000\\000\\020\\000' > '${fuzz_corpus}/valid' && exec '${fuzz_program}' -runs=200000 -max_total_time=20 '${fuzz_corpus}'")
+set_tests_properties(fuzz_exchange PROPERTIES LABELS fuzz TIMEOUT 120)
