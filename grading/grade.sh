@@ -121,6 +121,13 @@ xml_escape() {
     printf '%s' "$text"
 }
 
+# A <testcase> that failed without a Catch2 report of its own (a build error, a timeout).
+failed_case() { # EXERCISE NAME REASON TYPE
+    printf '    <testcase classname="%s" name="%s" time="0">\n' "$1" "$(xml_escape "$2")"
+    printf '      <failure message="%s" type="%s"/>\n' "$(xml_escape "$3")" "$4"
+    printf '    </testcase>\n'
+}
+
 # The <testcase> elements of one Catch2 JUnit report, re-labelled with the exercise.
 testcases_of() { # REPORT EXERCISE
     awk -v exercise="$2" '
@@ -142,13 +149,9 @@ for exercise in "${exercises[@]}"; do
         reason=$(cut -f 2 "$reports/$exercise/build.tsv" 2>/dev/null || echo "the checks did not run")
         printf '  %-26s   0 points   %s\n' "$exercise" "$reason"
         all_passed=0
-        cases="    <testcase classname=\"$exercise\" name=\"build\" time=\"0\">
-      <failure message=\"$(xml_escape "$reason")\" type=\"build\"/>
-    </testcase>"
-        suites+="  <testsuite name=\"$exercise\" tests=\"1\" failures=\"1\" errors=\"0\">
-$cases
-  </testsuite>
-"
+        suites+="  <testsuite name=\"$exercise\" tests=\"1\" failures=\"1\" errors=\"0\">"$'\n'
+        suites+="$(failed_case "$exercise" build "$reason" build)"$'\n'
+        suites+="  </testsuite>"$'\n'
         continue
     fi
     passed=0 count=0 index=0
@@ -164,17 +167,14 @@ $cases
         if [ "$result" != timeout ] && [ -s "$report" ] && grep -q '<testcase ' "$report"; then
             cases+="$(testcases_of "$report" "$exercise")"$'\n'
         else
-            cases+="    <testcase classname=\"$exercise\" name=\"$(xml_escape "$check")\" time=\"0\">
-      <failure message=\"$(xml_escape "$reason")\" type=\"$result\"/>
-    </testcase>"$'\n'
+            cases+="$(failed_case "$exercise" "$check" "$reason" "$result")"$'\n'
         fi
     done <"$results"
     points=$((100 * passed / count))
     total_points=$((total_points + points))
     printf '  %-26s %3d points   %d of %d checks passed\n' "$exercise" "$points" "$passed" "$count"
-    suites+="  <testsuite name=\"$exercise\" tests=\"$count\" failures=\"$((count - passed))\" errors=\"0\">
-$cases  </testsuite>
-"
+    suites+="  <testsuite name=\"$exercise\" tests=\"$count\" failures=\"$((count - passed))\" errors=\"0\">"$'\n'
+    suites+="$cases  </testsuite>"$'\n'
 done
 total=$((total_points / ${#exercises[@]}))
 printf '  %-26s %3d points   (the mean of %d exercises, each out of 100)\n' total "$total" \
