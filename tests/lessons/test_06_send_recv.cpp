@@ -1,0 +1,99 @@
+// Lesson 06 with two real processes on the rxe device: the greeting arrives
+// byte for byte, the ping-pong reports what ibv_rc_pingpong reports, and
+// --rnr-demo produces IBV_WC_RNR_RETRY_EXC_ERR (status 13) and explains it.
+#include <chrono>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string qpn_of(const std::string& out, const std::string& side) {
+    std::smatch match;
+    REQUIRE(std::regex_search(
+        out, match,
+        std::regex("  " + side + R"( address: +LID 0x[0-9a-f]{4}, QPN (0x[0-9a-f]{6}))")));
+    return match[1];
+}
+
+struct Pair {
+    lab::test::Result server, client;
+};
+
+Pair run_pair(const std::vector<std::string>& args) {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    std::vector<std::string> server_argv = {lesson("06_send_recv"), "-p", port, "--timeout", "30"};
+    server_argv.insert(server_argv.end(), args.begin(), args.end());
+    Process server(server_argv);
+    REQUIRE(server.wait_for_output("local address", 20s));
+    auto client_argv = server_argv;
+    client_argv.push_back("127.0.0.1");
+    Pair pair;
+    pair.client = run(client_argv, 100s);
+    pair.server = server.wait(100s);
+    return pair;
+}
+
+}  // namespace
+
+TEST_CASE("06_send_recv: the greeting arrives and the ping-pong reports like ibv_rc_pingpong",
+          "[lesson06]") {
+    const auto [server, client] = run_pair({"-s", "4096", "-n", "200"});
+    INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
+    REQUIRE(server.exit_code == 0);
+    REQUIRE(client.exit_code == 0);
+
+    // Each side's remote line names the other side's QP.
+    const std::string client_qpn = qpn_of(client.out, "local");
+    CHECK(qpn_of(server.out, "remote") == client_qpn);
+    CHECK(qpn_of(client.out, "remote") == qpn_of(server.out, "local"));
+
+    // The greeting, byte for byte, and its length from the completion (byte_len).
+    const std::string hello = "Hello from the client, QP " + client_qpn;
+    CHECK(client.out.find("client: sent 34 bytes: \"" + hello + "\"") != std::string::npos);
+    CHECK(server.out.find("server: received 34 bytes: \"" + hello + "\"") != std::string::npos);
+
+    // 4096 bytes x 200 iterations x 2 directions = 1638400 bytes, on both sides.
+    const std::regex bandwidth(R"(^1638400 bytes in \d+\.\d\d seconds = \d+\.\d\d Mbit/sec$)");
+    const std::regex latency(R"(^200 iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter$)");
+    for (const auto* out : {&server.out, &client.out}) {
+        int bandwidth_lines = 0, latency_lines = 0;
+        for (const auto& line : lab::test::lines(*out)) {
+            bandwidth_lines += std::regex_match(line, bandwidth);
+            latency_lines += std::regex_match(line, latency);
+        }
+        CHECK(bandwidth_lines == 1);
+        CHECK(latency_lines == 1);
+    }
+}
+
+TEST_CASE("06_send_recv: a message smaller than the greeting is cut to --size", "[lesson06]") {
+    const auto [server, client] = run_pair({"-s", "5", "-n", "3"});
+    INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
+    REQUIRE(server.exit_code == 0);
+    REQUIRE(client.exit_code == 0);
+    CHECK(server.out.find("server: received 5 bytes: \"Hello\"") != std::string::npos);
+    CHECK(server.out.find("30 bytes in ") != std::string::npos);
+}
+
+TEST_CASE("06_send_recv --rnr-demo: a send without a posted receive fails with status 13",
+          "[lesson06]") {
+    const auto [server, client] = run_pair({"--rnr-demo"});
+    INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
+    CHECK(server.exit_code == 0);
+    CHECK(client.exit_code == 0);
+    CHECK(
+        client.out.find("client: the send completed with status 13: RNR retry counter exceeded") !=
+        std::string::npos);
+    CHECK(client.out.find("receiver not ready") != std::string::npos);
+    CHECK(client.out.find("post the receive before the peer sends") != std::string::npos);
+    CHECK(server.out.find("received") == std::string::npos);  // nothing arrived
+}
