@@ -34,5 +34,5 @@ target_compile_definitions(test_two_hosts PRIVATE ${two_host_definitions})
 # through the micro-VM. Needs a Docker engine (docker/ensure-engine.sh starts
 # one, installing it when CI=true); without one it is reported as skipped.
 add_test(NAME docker_image COMMAND "${PROJECT_SOURCE_DIR}/tests/docker/image-test.sh")
-set_tests_properties(docker_image PROPERTIES LABELS "docker" TIMEOUT 1800 SKIP_RETURN_CODE 77
+set_tests_properties(docker_image PROPERTIES LABELS "docker" TIMEOUT 2400 SKIP_RETURN_CODE 77
                      ENVIRONMENT "LAB_BUILD_DIR=${PROJECT_BINARY_DIR}")
