@@ -12,7 +12,8 @@
 #   lat: microseconds per atomic, one at a time, the median round trip
 #        (perftest's t_typical), ratio ours/theirs, lower is better. An
 #        atomic's latency is a whole round trip; neither side halves it.
-# Each figure is the median of BENCH_REPS runs (default 3): emulated RDMA is noisy.
+# Each figure is the median of BENCH_REPS runs (default 3), ours and theirs in
+# turn: emulated RDMA is noisy, and the load of the machine drifts.
 set -euo pipefail
 
 build=${1:?usage: bench/12_atomics.sh BUILD_DIR}
@@ -21,8 +22,8 @@ devices=$build/lessons/01_devices/01_devices
 address=${RDMA_LAB_SERVER_ADDR:-127.0.0.1}
 reps=${BENCH_REPS:-3}
 depth=16
-bw_iters=5000
-lat_iters=2000
+bw_iters=20000
+lat_iters=5000
 port_file=$(mktemp)
 trap 'rm -f "$port_file"' EXIT
 echo "${BENCH_PORT:-18700}" >"$port_file"
@@ -57,6 +58,7 @@ pair() {
     done
     timeout 120 "$@" -p "$port" "$address" 2>&1 || true
     wait "$server" || true
+    sleep 1 # the kernel tears the QPs down after the programs exit: let it finish first
 }
 
 # perftest: column COLUMN of the line after the "#bytes" header.
@@ -71,17 +73,33 @@ ours_latency() { sed -n 's/.*median round trip \([0-9.]*\) us.*/\1/p'; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
-repeat() { # FILTER PROGRAM ARGS...: the median of FILTER over the repetitions
-    local filter=$1
+# compare OURS_FILTER THEIRS_FILTER -- OURS_COMMAND... -- THEIRS_COMMAND...:
+# run the two in turn, BENCH_REPS times each, so that a change in the load of
+# the machine hits both alike; prints "ours_median theirs_median" ("-" if missing).
+compare() {
+    local ours_filter=$1 theirs_filter=$2
+    shift 3
+    local ours_command=() theirs_command=()
+    while [ "$1" != -- ]; do
+        ours_command+=("$1")
+        shift
+    done
     shift
+    theirs_command=("$@")
+    local ours_values=() theirs_values=()
     for _ in $(seq "$reps"); do
-        pair "$@" | eval "$filter"
-    done | median
+        theirs_values+=("$(pair "${theirs_command[@]}" | eval "$theirs_filter")")
+        ours_values+=("$(pair "${ours_command[@]}" | eval "$ours_filter")")
+    done
+    local ours_median theirs_median
+    ours_median=$(printf '%s\n' "${ours_values[@]}" | median)
+    theirs_median=$(printf '%s\n' "${theirs_values[@]}" | median)
+    echo "${ours_median:--} ${theirs_median:--}" # "-": no figure
 }
 
 row() { # name ours theirs
     awk -v name="$1" -v ours="$2" -v theirs="$3" 'BEGIN {
-        if (ours == "" || theirs == "" || theirs + 0 == 0) { printf "%s %s %s n/a\n", name, ours, theirs; exit }
+        if (ours == "" || ours == "-" || theirs == "" || theirs == "-" || theirs + 0 == 0) { printf "%s %s %s n/a\n", name, ours, theirs; exit }
         printf "%s %.2f %.2f %.2f\n", name, ours, theirs, ours / theirs }'
 }
 
@@ -89,13 +107,17 @@ perftest=(-d "$device" -x "$gid" -F -A FETCH_AND_ADD)
 ours=(-d "$device" -g "$gid" --lock-iters 0)
 
 # Bandwidth: perftest reports millions of messages per second (column 5).
-theirs_mpps=$(repeat "theirs 5" ib_atomic_bw "${perftest[@]}" -n "$bw_iters" -t "$depth" -o "$depth")
-theirs_bw=$(awk -v m="$theirs_mpps" 'BEGIN { if (m != "") printf "%.3f", m * 1000 }')
-ours_bw=$(repeat ours_rate "$lesson" "${ours[@]}" -n "$bw_iters" --depth "$depth" |
-    awk '{ printf "%.3f", $1 / 1000 }')
-row "12_atomics:bw:fetch-add:depth${depth}[Kops/s]" "$ours_bw" "$theirs_bw"
+figures=$(compare ours_rate "theirs 5" -- \
+    "$lesson" "${ours[@]}" -n "$bw_iters" --depth "$depth" -- \
+    ib_atomic_bw "${perftest[@]}" -n "$bw_iters" -t "$depth" -o "$depth")
+read -r ours_rate_median theirs_mpps <<<"$figures"
+row "12_atomics:bw:fetch-add:depth${depth}[Kops/s]" \
+    "$(awk -v r="$ours_rate_median" 'BEGIN { if (r != "-") printf "%.3f", r / 1000 }')" \
+    "$(awk -v m="$theirs_mpps" 'BEGIN { if (m != "-") printf "%.3f", m * 1000 }')"
 
 # Latency: one atomic at a time; perftest's t_typical is column 5.
-theirs_lat=$(repeat "theirs 5" ib_atomic_lat "${perftest[@]}" -n "$lat_iters")
-ours_lat=$(repeat ours_latency "$lesson" "${ours[@]}" -n "$lat_iters" --depth 1)
+figures=$(compare ours_latency "theirs 5" -- \
+    "$lesson" "${ours[@]}" -n "$lat_iters" --depth 1 -- \
+    ib_atomic_lat "${perftest[@]}" -n "$lat_iters")
+read -r ours_lat theirs_lat <<<"$figures"
 row "12_atomics:lat:fetch-add[us]" "$ours_lat" "$theirs_lat"

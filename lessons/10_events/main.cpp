@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
         // context. The receives still posted are flushed with the QP.
         qp.reset();
         cq.reset();
-        channel.reset();
+        channel.reset();  // ibv_destroy_comp_channel: only after every CQ that uses it
         std::printf("%s: destroyed the QP, the CQ, then the completion channel\n", role);
         return 0;
     });

@@ -328,8 +328,9 @@ int run_server(const Settings& settings) {
         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
     lab::CompletionQueue cq = lab::create_cq(id->verbs, 16);
 
-    // Step 7: rdma_create_qp makes the QP and ties it to the id; the CM will
-    // drive its state transitions from now on.
+    // Step 7: rdma_create_qp makes the QP (ibv_create_qp inside) and ties it
+    // to the id; the CM drives its state transitions from now on (the
+    // ibv_modify_qp calls of lesson 04 happen inside rdma_accept / rdma_connect).
     ibv_qp_init_attr init = qp_init_attr(cq.get());
     lab::check(rdma_create_qp(id.get(), pd.get(), &init), "rdma_create_qp");
     CmQueuePair qp(id.get());
@@ -345,6 +346,8 @@ int run_server(const Settings& settings) {
     ibv_recv_wr* bad_receive = nullptr;
     lab::check(ibv_post_recv(id->qp, &receive, &bad_receive), "ibv_post_recv");
 
+    // (A server that does not want this client answers with rdma_reject,
+    // which may carry private data too; the client then sees REJECTED.)
     // Step 8: rdma_accept moves the QP to RTR and RTS with the client's QPN
     // and PSN, and answers the request, carrying our region in private data.
     const RegionInfo region{htobe64(reinterpret_cast<std::uintptr_t>(write_region.data())),
