@@ -34,6 +34,7 @@ endfunction()
 lab_add_exercise_checks(01 noncontiguous_sge LIBRARY sge)
 lab_add_exercise_checks(02 ud_ping LIBRARY ud)
 lab_add_exercise_checks(03 srq_server LIBRARY srq)
+lab_add_exercise_checks(04 throughput LIBRARY throughput_lib)
 lab_add_exercise_checks(05 fix_the_connection LIBRARY connection)
 
 # The untouched skeletons must fail their checks, each TODO by name.
