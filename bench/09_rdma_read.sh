@@ -5,7 +5,8 @@
 #
 #   bench/09_rdma_read.sh BUILD_DIR      (./lab bench runs it on the RDMA target)
 #
-# Prints one row per measurement: name ours theirs ratio. A read's latency is
+# Prints one row per measurement: name ours theirs ratio ("n/a" when a side
+# failed); exits non-zero when nothing could be measured. A read's latency is
 # a whole round trip (perftest does not halve it, nor do we). Bandwidth is in
 # MB/s (2^20 bytes, perftest's unit), the ratio ours/theirs (higher is
 # better); latency is t_typical (the median) in microseconds, the ratio
@@ -73,15 +74,20 @@ compare() {
         theirs_values+="$(pair "${theirs_command[@]}" | column_after_header "$theirs_column")"$'\n'
         ours_values+="$(pair "${ours_command[@]}" | column_after_header "$ours_column")"$'\n'
     done
-    row "$name" "$(median <<<"$ours_values")" "$(median <<<"$theirs_values")"
+    local line
+    line=$(row "$name" "$(median <<<"$ours_values")" "$(median <<<"$theirs_values")")
+    echo "$line"
+    [[ $line == *" n/a" ]] || measured=$((measured + 1))
 }
 
 row() { # name ours theirs
     awk -v name="$1" -v ours="$2" -v theirs="$3" 'BEGIN {
-        if (ours == "" || theirs == "" || theirs + 0 == 0) { printf "%s %s %s n/a\n", name, ours, theirs; exit }
+        if (ours == "" || theirs == "" || theirs + 0 == 0) {
+            printf "%s %s %s n/a\n", name, ours == "" ? "-" : ours, theirs == "" ? "-" : theirs; exit }
         printf "%s %.2f %.2f %.2f\n", name, ours, theirs, ours / theirs }'
 }
 
+measured=0 # rows with both sides measured
 perftest=(-d "$device" -x "$gid" -F)
 ours=(-d "$device" -g "$gid")
 
@@ -99,3 +105,8 @@ for size in 8 4096; do
     ours_command=("$lesson" --lat "${ours[@]}" -s "$size" -n "$iters")
     compare "09_rdma_read:lat:${size}B[us]" 5 5
 done
+
+if [ "$measured" -eq 0 ]; then
+    echo "bench/${0##*/}: no measurement succeeded" >&2
+    exit 1
+fi
