@@ -6,7 +6,8 @@
 #
 #   bench/12_atomics.sh BUILD_DIR      (./lab bench runs it on the RDMA target)
 #
-# Prints one row per measurement: name ours theirs ratio.
+# Prints one row per measurement: name ours theirs ratio (see bench/run.sh);
+# exits non-zero when neither row got figures from both sides.
 #   bw:  thousands of atomics per second (perftest's MsgRate), ratio ours/theirs,
 #        higher is better; both keep DEPTH atomics in flight (perftest -t and -o).
 #   lat: microseconds per atomic, one at a time, the median round trip
@@ -97,7 +98,12 @@ compare() {
     echo "${ours_median:--} ${theirs_median:--}" # "-": no figure
 }
 
+measured=0 # set by row() when both sides gave a figure
+
 row() { # name ours theirs
+    if [ -n "$2" ] && [ "$2" != - ] && [ -n "$3" ] && [ "$3" != - ]; then
+        measured=1
+    fi
     awk -v name="$1" -v ours="$2" -v theirs="$3" 'BEGIN {
         if (ours == "" || ours == "-" || theirs == "" || theirs == "-" || theirs + 0 == 0) { printf "%s %s %s n/a\n", name, ours, theirs; exit }
         printf "%s %.2f %.2f %.2f\n", name, ours, theirs, ours / theirs }'
@@ -111,7 +117,7 @@ figures=$(compare ours_rate "theirs 5" -- \
     "$lesson" "${ours[@]}" -n "$bw_iters" --depth "$depth" -- \
     ib_atomic_bw "${perftest[@]}" -n "$bw_iters" -t "$depth" -o "$depth")
 read -r ours_rate_median theirs_mpps <<<"$figures"
-row "12_atomics:bw:fetch-add:depth${depth}[Kops/s]" \
+row "12_atomics:faa-bw:d${depth}[Kops/s]" \
     "$(awk -v r="$ours_rate_median" 'BEGIN { if (r != "-") printf "%.3f", r / 1000 }')" \
     "$(awk -v m="$theirs_mpps" 'BEGIN { if (m != "-") printf "%.3f", m * 1000 }')"
 
@@ -120,4 +126,10 @@ figures=$(compare ours_latency "theirs 5" -- \
     "$lesson" "${ours[@]}" -n "$lat_iters" --depth 1 -- \
     ib_atomic_lat "${perftest[@]}" -n "$lat_iters")
 read -r ours_lat theirs_lat <<<"$figures"
-row "12_atomics:lat:fetch-add[us]" "$ours_lat" "$theirs_lat"
+row "12_atomics:faa-lat[us]" "$ours_lat" "$theirs_lat"
+
+# Not one figure on both sides: report failure to bench/run.sh.
+[ "$measured" = 1 ] || {
+    echo "bench/12: nothing measured (are perftest and the lesson working?)" >&2
+    exit 1
+}
