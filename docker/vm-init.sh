@@ -33,6 +33,11 @@ mount -t devtmpfs devtmpfs /newroot/dev
 mkdir -p /newroot/dev/pts /newroot/dev/shm 2>/dev/null
 mount -t devpts devpts /newroot/dev/pts 2>/dev/null
 mount -t tmpfs tmpfs /newroot/dev/shm
+# devtmpfs has no /dev/fd: bash's process substitution needs it.
+ln -sf /proc/self/fd /newroot/dev/fd
+ln -sf /proc/self/fd/0 /newroot/dev/stdin
+ln -sf /proc/self/fd/1 /newroot/dev/stdout
+ln -sf /proc/self/fd/2 /newroot/dev/stderr
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
 mount -t tmpfs -o mode=755 tmpfs /newroot/run
 mkdir -p /newroot/run/lab
