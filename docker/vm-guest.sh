@@ -42,15 +42,18 @@ done
 if [ -n "$peer" ]; then
     # Both VMs boot at their own pace. Start the command only when each has
     # reached the other: this VM connected to the peer's listener, and the
-    # peer connected to this one's (which then exits). Otherwise a quick
-    # program could finish and power its VM off before the other VM is up.
+    # peer connected to this one's. Otherwise a quick program could finish and
+    # power its VM off before the other VM is up. The listener stays up for
+    # the peer's retries (a connection can succeed after its caller gave up).
     barrier_port=18500
-    (busybox nc -l -p "$barrier_port" -e true && : >/tmp/.lab-peer-reached-us) >/dev/null 2>&1 &
+    printf '#!/bin/sh\n: >/tmp/.lab-peer-reached-us\n' >/tmp/.lab-mark-reached
+    chmod +x /tmp/.lab-mark-reached
+    busybox nc -ll -p "$barrier_port" -e /tmp/.lab-mark-reached >/dev/null 2>&1 &
     deadline=$((SECONDS + 120)) reached_peer=0
     until [ "$reached_peer" = 1 ] && [ -f /tmp/.lab-peer-reached-us ]; do
         [ $SECONDS -lt $deadline ] ||
             { echo "micro-VM: the other VM ($peer) did not answer on the wire within 120 s" >&2; exit 4; }
-        if [ "$reached_peer" = 0 ] && timeout 2 bash -c "exec 3<>/dev/tcp/$peer/$barrier_port" 2>/dev/null; then
+        if [ "$reached_peer" = 0 ] && timeout 5 bash -c "exec 3<>/dev/tcp/$peer/$barrier_port" 2>/dev/null; then
             reached_peer=1
         fi
         sleep 0.2
