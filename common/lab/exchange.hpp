@@ -76,7 +76,9 @@ public:
     static Connection connect_to(const std::string& host, std::uint16_t tcp_port,
                                  std::chrono::milliseconds timeout = kExchangeTimeout);
 
+    /// Take over @p other's socket; @p other is left closed.
     Connection(Connection&& other) noexcept;
+    /// Close this socket, then take over @p other's.
     Connection& operator=(Connection&& other) noexcept;
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
