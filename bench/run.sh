@@ -4,7 +4,8 @@
 #
 #   bench/run.sh BUILD_DIR [ARGS...]
 #
-# The contract for a benchmark script bench/NN_name.sh (NN = the lesson):
+# The contract for a benchmark script bench/NN_name.sh (NN = the lesson) or
+# bench/exNN_name.sh (an exercise; run after the lessons):
 #   - it is executable and is run as `bench/NN_name.sh BUILD_DIR [ARGS...]`,
 #     in order of its name, one at a time;
 #   - it runs the lesson's program and its counterpart from perftest or the
@@ -26,7 +27,7 @@ build=$(cd "$build" && pwd)
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 failed=0
-for script in "$here"/[0-9]*.sh; do
+for script in "$here"/[0-9]*.sh "$here"/ex[0-9]*.sh; do
     [ -x "$script" ] || continue
     echo "bench: $(basename "$script")" >&2
     if ! "$script" "$build" "$@" >>"$rows"; then
