@@ -10,6 +10,7 @@
 #  - an inline code span that starts with "::" (an IPv4-mapped GID such as
 #    `::ffff:a.b.c.d`) gets an invisible joiner between the colons: Doxygen
 #    would take "::ffff" for a link to a symbol and warn.
+# shellcheck disable=SC2016 # the backquotes are literal Markdown, not commands
 exec sed -E \
     -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
     -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \

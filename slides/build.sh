@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
         ;;
     -*) echo "slides: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *)
-        [ -f "$slides/$1.md" ] || { echo "slides: no deck '$1' (the decks: $(cd "$slides" && ls [0-9e]*.md | sed 's/\.md$//' | tr '\n' ' '))" >&2; exit 2; }
+        [ -f "$slides/$1.md" ] || { echo "slides: no deck '$1' (the decks: $(cd "$slides" && for deck in [0-9e]*.md; do printf '%s ' "${deck%.md}"; done))" >&2; exit 2; }
         decks+=("$slides/$1.md")
         ;;
     esac

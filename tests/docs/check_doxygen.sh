@@ -25,7 +25,7 @@ namespace lab {
 int undocumented(int value);
 }
 HPP
-if (cd "$source_dir" && LAB_DOCS_OUT="$work/bad-out" LAB_DOCS_INPUT="$work/bad/lab" LAB_DOCS_MAINPAGE= \
+if (cd "$source_dir" && LAB_DOCS_OUT="$work/bad-out" LAB_DOCS_INPUT="$work/bad/lab" LAB_DOCS_MAINPAGE="" \
     doxygen docs/Doxyfile >/dev/null 2>"$work/bad.log"); then
     echo "FAILED: doxygen accepted an undocumented function: docs/Doxyfile does not treat warnings as errors"
     exit 1
