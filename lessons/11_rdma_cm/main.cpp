@@ -502,12 +502,15 @@ int run_client(const Settings& settings, const std::string& server) {
     // started a moment after us rejects the first requests.
     std::optional<ClientConnection> attempt;
     attempt.emplace(try_to_connect(settings, server, buffer, deadline));
+    const auto no_server = [&] {
+        return lab::Error("no server accepted a connection at " + server + " port " +
+                          std::to_string(settings.port) + " within " +
+                          std::to_string(settings.timeout.count()) +
+                          " s (hint: start the server first, and check -p)");
+    };
     while (!attempt->connected) {
         if (Clock::now() + 200ms > deadline) {
-            throw lab::Error("no server accepted a connection at " + server + " port " +
-                             std::to_string(settings.port) + " within " +
-                             std::to_string(settings.timeout.count()) +
-                             " s (hint: start the server first, and check -p)");
+            throw no_server();
         }
         if (!quiet_retries) {
             // Status 8 is the IB CM's reject reason "invalid service ID": nobody listens.
@@ -516,7 +519,16 @@ int run_client(const Settings& settings, const std::string& server) {
         }
         attempt.reset();  // destroys the old attempt's objects, last created first
         std::this_thread::sleep_for(200ms);
-        attempt.emplace(try_to_connect(settings, server, buffer, deadline));
+        try {
+            attempt.emplace(try_to_connect(settings, server, buffer, deadline));
+        } catch (const lab::Error&) {
+            // The deadline can pass inside a retry, while it waits for an
+            // answer; after a rejection the cause is still "no server".
+            if (Clock::now() >= deadline) {
+                throw no_server();
+            }
+            throw;
+        }
     }
     ClientConnection& connection = *attempt;
     rdma_cm_id* id = connection.id.get();
