@@ -9,31 +9,16 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/expect.hpp"
 #include "support/process.hpp"
 
+using lab::test::check_one_error_line;
 using lab::test::lesson;
 using lab::test::Process;
 using lab::test::run;
+using lab::test::with;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& more) {
-    argv.insert(argv.end(), more.begin(), more.end());
-    return argv;
-}
-
-void check_one_error_line(const lab::test::Result& result, const std::string& expected) {
-    INFO("stdout: " << result.out << "\nstderr: " << result.err);
-    CHECK_FALSE(result.timed_out);
-    CHECK(result.exit_code != 0);
-    CHECK(result.err.rfind("error: ", 0) == 0);
-    CHECK(lab::test::lines(result.err).size() == 1);
-    CHECK(result.err.find(expected) != std::string::npos);
-}
-
-}  // namespace
 
 TEST_CASE("07_rdma_write rejects bad input with one line and a non-zero exit",
           "[lesson07][bad-input]") {
