@@ -226,12 +226,18 @@ if [ -n "$wire" ]; then
 fi
 
 qemu_args() { # ACCEL
-    local cpu=max
+    local cpu=max clock=""
     [ "$1" = kvm ] && cpu=host
+    # Under TCG the guest kernel finds the vCPUs' TSCs "unsynchronized" and
+    # falls back to the HPET, whose every read traps into qemu: a clock_gettime
+    # then costs microseconds, which skews every latency the lessons measure
+    # (perftest reads the TSC directly). qemu derives all vCPUs' TSCs from one
+    # clock, so they are in step: tell the kernel to trust them.
+    [ "$1" = tcg ] && clock=" tsc=reliable clocksource=tsc"
     printf '%s\0' qemu-system-x86_64 -machine q35,accel="$1" -cpu "${RDMA_LAB_VM_CPU:-$cpu}" \
         -smp "$cpus" -m "$memory" -bios qboot.rom -nographic -no-reboot "${network_args[@]}" -monitor none \
         "${console_args[@]}" -kernel "$kernel_image" -initrd "$initramfs" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init${RDMA_LAB_VM_APPEND:+ $RDMA_LAB_VM_APPEND}" \
+        -append "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init$clock${RDMA_LAB_VM_APPEND:+ $RDMA_LAB_VM_APPEND}" \
         -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -fsdev "local,id=labrepo,path=$repo,security_model=none" \

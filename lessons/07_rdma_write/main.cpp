@@ -100,8 +100,9 @@ void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
     // The device writes this memory behind the compiler's back: read it through
     // an atomic so that every iteration really loads it.
     std::atomic_ref<std::byte> last(area.back());
-    // Reading the clock costs more than a round trip under emulation, so the
-    // deadline is set only once the wait has lasted a few thousand spins.
+    // Reading the clock is not free (a system call on a machine without a
+    // usable TSC), so the deadline is set only once the wait has lasted a few
+    // thousand spins: a message that is already there costs no clock read.
     std::optional<Clock::time_point> deadline;
     for (unsigned spins = 1; last.load(std::memory_order_acquire) != std::byte{marker}; ++spins) {
         if (spins % 4096 != 0) {
