@@ -177,7 +177,7 @@ ConnectionInfo decode_info(std::span<const std::byte> message) {
     return info;
 }
 
-Connection Connection::accept_one(std::uint16_t tcp_port, std::chrono::milliseconds timeout) {
+Listener::Listener(std::uint16_t tcp_port) : tcp_port_(tcp_port) {
     Socket listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (listener.get() < 0) {
         fail("socket", errno);
@@ -199,26 +199,41 @@ Connection Connection::accept_one(std::uint16_t tcp_port, std::chrono::milliseco
         }
         fail("bind(TCP port " + std::to_string(tcp_port) + ")", error_number);
     }
-    if (::listen(listener.get(), 1) != 0) {
+    // The queue holds clients that connected before accept() came to them.
+    if (::listen(listener.get(), SOMAXCONN) != 0) {
         fail("listen", errno);
     }
+    fd_ = listener.release();
+}
+
+Listener::~Listener() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+Connection Listener::accept(std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
-        if (!wait_for(listener.get(), POLLIN, deadline)) {
-            throw Error("no client connected to TCP port " + std::to_string(tcp_port) + " within " +
-                        seconds_text(timeout) +
+        if (!wait_for(fd_, POLLIN, deadline)) {
+            throw Error("no client connected to TCP port " + std::to_string(tcp_port_) +
+                        " within " + seconds_text(timeout) +
                         " (hint: start the client with this machine's address and the same -p)");
         }
-        const int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd >= 0) {
             disable_nagle(fd);
-            return Connection(fd);  // the listener closes here: one client only
+            return Connection(fd);
         }
         // A client that gave up between poll and accept is not an error; wait again.
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED && errno != EINTR) {
             fail("accept", errno);
         }
     }
+}
+
+Connection Connection::accept_one(std::uint16_t tcp_port, std::chrono::milliseconds timeout) {
+    return Listener(tcp_port).accept(timeout);  // the listener closes here: one client only
 }
 
 Connection Connection::connect_to(const std::string& host, std::uint16_t tcp_port,

@@ -42,10 +42,10 @@ namespace lab {
 
 /// Everything one side tells the other: how to reach its QP and its memory region.
 struct ConnectionInfo {
-    PeerAddress address;           ///< QPN, PSN, LID, GID
-    std::uint64_t remote_addr = 0; ///< start of the memory region the peer may access
-    std::uint32_t rkey = 0;        ///< that region's rkey
-    std::uint32_t length = 0;      ///< that region's length in bytes
+    PeerAddress address;            ///< QPN, PSN, LID, GID
+    std::uint64_t remote_addr = 0;  ///< start of the memory region the peer may access
+    std::uint32_t rkey = 0;         ///< that region's rkey
+    std::uint32_t length = 0;       ///< that region's length in bytes
 };
 
 /// Size of one message on the wire.
@@ -60,14 +60,18 @@ inline constexpr std::chrono::milliseconds kExchangeTimeout{20'000};
 /// Serialize @p info into the wire layout above.
 std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info);
 
-/// Parse and validate a message; throws lab::Error naming what is wrong (size, magic, version, range).
+/// Parse and validate a message; throws lab::Error naming what is wrong (size, magic, version,
+/// range).
 ConnectionInfo decode_info(std::span<const std::byte> message);
+
+class Listener;
 
 /// A connected TCP socket to the peer; closed on destruction.
 class Connection {
-public:
+  public:
     /// Server side: listen on @p tcp_port (all addresses), accept one client, stop listening.
     /// Throws when the port is in use or no client comes within @p timeout.
+    /// A server with several clients keeps a Listener instead.
     static Connection accept_one(std::uint16_t tcp_port,
                                  std::chrono::milliseconds timeout = kExchangeTimeout);
 
@@ -102,9 +106,34 @@ public:
     /// The socket, for poll() in programs that wait on it and on a CQ at once.
     [[nodiscard]] int fd() const noexcept { return fd_; }
 
-private:
+  private:
+    friend class Listener;
     explicit Connection(int fd) noexcept : fd_(fd) {}
     int fd_ = -1;
+};
+
+/**
+ * @brief A server's listening TCP socket, for a server that serves several clients
+ * (lesson 12).
+ *
+ * It listens from construction to destruction, so clients that connect at the same
+ * moment wait in the kernel's queue until accept() takes them, one after another.
+ */
+class Listener {
+  public:
+    /// Listen on @p tcp_port (all addresses); throws when the port is in use.
+    explicit Listener(std::uint16_t tcp_port);
+    Listener(const Listener&) = delete;
+    Listener& operator=(const Listener&) = delete;
+    /// Stop listening; clients still waiting in the queue are refused.
+    ~Listener();
+
+    /// The next client in the queue; throws when none connects within @p timeout.
+    Connection accept(std::chrono::milliseconds timeout = kExchangeTimeout);
+
+  private:
+    int fd_ = -1;
+    std::uint16_t tcp_port_ = 0;
 };
 
 /// Print "  local address:  LID 0x0000, QPN 0x000011, PSN 0x3c5d1e, GID ::ffff:10.77.0.1"

@@ -33,10 +33,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lab/check.hpp"
@@ -178,8 +176,11 @@ int run_server(const lab::Options& options, const Settings& settings) {
     // Steps 7-8 (lessons 04-05), once per client: its own QP, its own TCP
     // exchange. The QP must allow remote atomics (qp_access_flags), and
     // max_dest_rd_atomic in RTR bounds the atomics and reads in flight to us.
+    // One listening socket for all of them: clients that connect at the same
+    // moment wait in its queue until the loop comes to them.
     std::vector<lab::QueuePair> qps;
     std::vector<lab::Connection> connections;
+    lab::Listener listener(options.tcp_port);
     for (std::size_t client = 1; client <= settings.clients; ++client) {
         lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), lab::QueueSizes{});
         lab::move_to_init(qp.get(), options.ib_port, access);
@@ -188,8 +189,7 @@ int run_server(const lab::Options& options, const Settings& settings) {
         mine.remote_addr = reinterpret_cast<std::uintptr_t>(words.data());
         mine.rkey = mr->rkey;
         mine.length = static_cast<std::uint32_t>(words.size() * sizeof(std::uint64_t));
-        lab::Connection connection =
-            lab::Connection::accept_one(options.tcp_port, settings.timeout);
+        lab::Connection connection = listener.accept(settings.timeout);
         const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
         lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu},
                          peer.address);
@@ -294,26 +294,9 @@ int run_client(const lab::Options& options, const Settings& settings) {
     lab::move_to_init(qp.get(), options.ib_port, 0);
     lab::ConnectionInfo mine;
     mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
-    // The server accepts one client at a time and stops listening in between;
-    // a client that connected just then is dropped from its queue (a reset).
-    // So the connection and the exchange are retried until the timeout.
-    const auto give_up = Clock::now() + settings.timeout;
-    std::optional<lab::Connection> connected;
-    lab::ConnectionInfo peer;
-    while (!connected) {
-        try {
-            lab::Connection attempt =
-                lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
-            peer = attempt.exchange(mine, settings.timeout);
-            connected.emplace(std::move(attempt));
-        } catch (const lab::Error&) {
-            if (Clock::now() + std::chrono::milliseconds(200) > give_up) {
-                throw;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-    }
-    lab::Connection& connection = *connected;
+    lab::Connection connection =
+        lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
+    const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
     lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu}, peer.address);
     lab::move_to_rts(qp.get(), mine.address.psn);
     const std::uint64_t counter = peer.remote_addr + kCounter * sizeof(std::uint64_t);

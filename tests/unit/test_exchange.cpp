@@ -6,11 +6,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "lab/check.hpp"
 #include "lab/exchange.hpp"
@@ -255,4 +257,47 @@ TEST_CASE("an unknown server name is refused at once", "[exchange]") {
     const auto error =
         error_of([&] { lab::Connection::connect_to("no-such-host.invalid", 18515, 5s); });
     CHECK(contains(error, "cannot resolve server address 'no-such-host.invalid'"));
+}
+
+TEST_CASE("a listener serves clients that connect at the same moment, one after another",
+          "[exchange]") {
+    const auto tcp_port = port();
+    lab::Listener listener(tcp_port);
+    constexpr std::uint32_t kClients = 4;
+    std::vector<std::future<lab::ConnectionInfo>> clients;
+    for (std::uint32_t client = 1; client <= kClients; ++client) {
+        clients.push_back(std::async(std::launch::async, [tcp_port, client] {
+            auto info = sample_info();
+            info.rkey = client;  // each client says who it is
+            auto connection = lab::Connection::connect_to("127.0.0.1", tcp_port, 10s);
+            return connection.exchange(info, 10s);
+        }));
+    }
+    // All four are queued before the first accept: none may be refused or reset.
+    std::this_thread::sleep_for(300ms);
+    std::vector<std::uint32_t> seen;
+    for (std::uint32_t served = 1; served <= kClients; ++served) {
+        auto connection = listener.accept(10s);
+        auto mine = sample_info();
+        mine.rkey = 100 + served;
+        seen.push_back(connection.exchange(mine, 10s).rkey);
+    }
+    std::ranges::sort(seen);
+    CHECK(seen == std::vector<std::uint32_t>{1, 2, 3, 4});
+    std::vector<std::uint32_t> answers;
+    for (auto& client : clients) {
+        answers.push_back(client.get().rkey);
+    }
+    std::ranges::sort(answers);
+    CHECK(answers == std::vector<std::uint32_t>{101, 102, 103, 104});
+}
+
+TEST_CASE("a listener on a port in use, and one nobody calls, fail with one clear line",
+          "[exchange]") {
+    const auto tcp_port = port();
+    lab::Listener first(tcp_port);
+    CHECK(contains(error_of([&] { lab::Listener second(tcp_port); }), "is already in use"));
+    const auto start = Clock::now();
+    CHECK(contains(error_of([&] { first.accept(300ms); }), "no client connected to TCP port"));
+    CHECK(Clock::now() - start < 5s);
 }
