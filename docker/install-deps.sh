@@ -15,8 +15,8 @@ packages=(
     catch2 libcli11-dev
     # the micro-VM
     qemu-system-x86 busybox-static cpio kmod iproute2
-    # checks of the course itself: fuzzing (clang + libFuzzer), shell scripts, docs
-    clang shellcheck doxygen graphviz
+    # checks of the course itself: fuzzing (clang + libFuzzer), C++ format, shell scripts, docs
+    clang clang-format shellcheck doxygen graphviz
     # exercise 01's plot
     gnuplot-nox
 )

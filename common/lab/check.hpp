@@ -23,7 +23,7 @@ namespace lab {
 
 /// A failure that a lesson reports to the user as one line.
 class Error : public std::runtime_error {
-public:
+  public:
     /// @param message the whole line, without the leading "error: ".
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };

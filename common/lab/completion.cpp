@@ -14,7 +14,8 @@ std::string_view wc_status_hint(ibv_wc_status status) {
         case IBV_WC_LOC_LEN_ERR:
             return "the message is longer than the receive buffer posted for it";
         case IBV_WC_LOC_PROT_ERR:
-            return "an SGE's lkey does not cover its address and length, or lacks the access needed";
+            return "an SGE's lkey does not cover its address and length, or lacks the access "
+                   "needed";
         case IBV_WC_WR_FLUSH_ERR:
             return "the QP went to the error state before this request ran; look at the first "
                    "failed completion, not this one";

@@ -20,7 +20,8 @@ namespace lab {
 /// The default deadline for one completion.
 inline constexpr std::chrono::milliseconds kCompletionTimeout{10'000};
 
-/// The likely cause of a completion status, e.g. for IBV_WC_RNR_RETRY_EXC_ERR "no receive was posted ...".
+/// The likely cause of a completion status, e.g. for IBV_WC_RNR_RETRY_EXC_ERR "no receive was
+/// posted ...".
 std::string_view wc_status_hint(ibv_wc_status status);
 
 /**
@@ -31,7 +32,8 @@ std::string_view wc_status_hint(ibv_wc_status status);
 ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout = kCompletionTimeout);
 
 /**
- * @brief Throw a lab::Error unless @p wc succeeded: "<what>: work completion failed: <status> (hint: ...)".
+ * @brief Throw a lab::Error unless @p wc succeeded: "<what>: work completion failed: <status>
+ * (hint: ...)".
  * @param what what the work request was, e.g. "RDMA write".
  */
 void check_completion(const ibv_wc& wc, std::string_view what);

@@ -41,9 +41,9 @@ ibv_port_attr query_port(ibv_context* context, std::uint8_t port) {
     ibv_device_attr device_attr{};
     check(ibv_query_device(context, &device_attr), "ibv_query_device");
     if (port < 1 || port > device_attr.phys_port_cnt) {
-        throw Error("port " + std::to_string(port) + " is out of range (hint: " +
-                    ibv_get_device_name(context->device) + " has ports 1.." +
-                    std::to_string(device_attr.phys_port_cnt) + ")");
+        throw Error("port " + std::to_string(port) +
+                    " is out of range (hint: " + ibv_get_device_name(context->device) +
+                    " has ports 1.." + std::to_string(device_attr.phys_port_cnt) + ")");
     }
     ibv_port_attr port_attr{};
     check(ibv_query_port(context, port, &port_attr), "ibv_query_port");
@@ -56,7 +56,9 @@ bool is_ipv4_mapped(const ibv_gid& gid) {
 }
 
 namespace {
-bool is_link_local(const ibv_gid& gid) { return gid.raw[0] == 0xfe && (gid.raw[1] & 0xc0) == 0x80; }
+bool is_link_local(const ibv_gid& gid) {
+    return gid.raw[0] == 0xfe && (gid.raw[1] & 0xc0) == 0x80;
+}
 }  // namespace
 
 std::optional<std::size_t> pick_gid(std::span<const ibv_gid_entry> table) {
@@ -68,7 +70,9 @@ std::optional<std::size_t> pick_gid(std::span<const ibv_gid_entry> table) {
         }
         return std::nullopt;
     };
-    const auto is_v2 = [](const ibv_gid_entry& entry) { return entry.gid_type == IBV_GID_TYPE_ROCE_V2; };
+    const auto is_v2 = [](const ibv_gid_entry& entry) {
+        return entry.gid_type == IBV_GID_TYPE_ROCE_V2;
+    };
     if (auto i = first_where([&](const auto& e) { return is_v2(e) && is_ipv4_mapped(e.gid); })) {
         return i;
     }
@@ -107,11 +111,13 @@ GidChoice choose_gid(ibv_context* context, std::uint8_t port, std::optional<int>
     std::erase_if(table, [port](const ibv_gid_entry& entry) { return entry.port_num != port; });
     const auto picked = pick_gid(table);
     if (!picked) {
-        throw Error("port " + std::to_string(port) +
-                    " has no GID (hint: is the netdev under the rxe device up, with an IP address?)");
+        throw Error(
+            "port " + std::to_string(port) +
+            " has no GID (hint: is the netdev under the rxe device up, with an IP address?)");
     }
     const ibv_gid_entry& entry = table[*picked];
-    return {static_cast<int>(entry.gid_index), entry.gid, static_cast<ibv_gid_type>(entry.gid_type)};
+    return {static_cast<int>(entry.gid_index), entry.gid,
+            static_cast<ibv_gid_type>(entry.gid_type)};
 }
 
 std::string gid_to_string(const ibv_gid& gid) {

@@ -32,9 +32,9 @@ ibv_port_attr query_port(ibv_context* context, std::uint8_t port);
 
 /// The GID a lesson will use: its index in the port's table and the entry itself.
 struct GidChoice {
-    int index;             ///< index in the port's GID table (what ibv_modify_qp wants)
-    ibv_gid gid;           ///< the 16-byte GID
-    ibv_gid_type type;     ///< IBV_GID_TYPE_IB, _ROCE_V1 or _ROCE_V2
+    int index;          ///< index in the port's GID table (what ibv_modify_qp wants)
+    ibv_gid gid;        ///< the 16-byte GID
+    ibv_gid_type type;  ///< IBV_GID_TYPE_IB, _ROCE_V1 or _ROCE_V2
 };
 
 /**

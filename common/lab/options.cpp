@@ -22,7 +22,8 @@ Options CommandLine::parse(int argc, char** argv) {
             ->check(CLI::NonNegativeNumber);
     }
     if (features_ & kTcpPort) {
-        app_.add_option("-p,--port", options_.tcp_port, "TCP port for the exchange of QP information")
+        app_.add_option("-p,--port", options_.tcp_port,
+                        "TCP port for the exchange of QP information")
             ->check(CLI::Range(1, 65535))
             ->capture_default_str();
     }
@@ -37,7 +38,8 @@ Options CommandLine::parse(int argc, char** argv) {
             ->capture_default_str();
     }
     if (features_ & kEvents) {
-        app_.add_flag("-e,--events", options_.events, "wait for completion events instead of polling");
+        app_.add_flag("-e,--events", options_.events,
+                      "wait for completion events instead of polling");
     }
     if (features_ & kServerArg) {
         app_.add_option("SERVER", options_.server,

@@ -40,14 +40,14 @@ enum Feature : unsigned {
 
 /// The values of the common flags after parsing.
 struct Options {
-    std::string device;               ///< -d; empty means the first device
-    std::uint8_t ib_port = 1;         ///< -i
-    std::optional<int> gid_index;     ///< -g; empty means choose_gid() decides
-    std::uint16_t tcp_port = 18515;   ///< -p
-    std::size_t size = 4096;          ///< -s
-    std::size_t iters = 1000;         ///< -n
-    bool events = false;              ///< -e
-    std::string server;               ///< SERVER; empty on the server side
+    std::string device;              ///< -d; empty means the first device
+    std::uint8_t ib_port = 1;        ///< -i
+    std::optional<int> gid_index;    ///< -g; empty means choose_gid() decides
+    std::uint16_t tcp_port = 18515;  ///< -p
+    std::size_t size = 4096;         ///< -s
+    std::size_t iters = 1000;        ///< -n
+    bool events = false;             ///< -e
+    std::string server;              ///< SERVER; empty on the server side
 
     /// True for the process started without SERVER.
     [[nodiscard]] bool is_server() const noexcept { return server.empty(); }
@@ -55,7 +55,7 @@ struct Options {
 
 /// Builds the parser for one program; add lesson-specific flags through app() before parse().
 class CommandLine {
-public:
+  public:
     /// @param description one line printed at the top of --help.
     /// @param features a bitwise OR of lab::Feature values.
     CommandLine(std::string_view description, unsigned features);
@@ -72,7 +72,7 @@ public:
      */
     Options parse(int argc, char** argv);
 
-private:
+  private:
     CLI::App app_;
     Options options_;
     unsigned features_;

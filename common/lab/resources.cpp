@@ -16,10 +16,13 @@ void warn_if_failed(int result, std::string_view verb) noexcept {
 }
 
 DeviceList::DeviceList() {
-    devices_ = check_ptr(ibv_get_device_list(&count_), "ibv_get_device_list",
-                         "this kernel offers no RDMA device: run './lab doctor', or './lab vm' for one");
+    devices_ =
+        check_ptr(ibv_get_device_list(&count_), "ibv_get_device_list",
+                  "this kernel offers no RDMA device: run './lab doctor', or './lab vm' for one");
 }
 
-DeviceList::~DeviceList() { ibv_free_device_list(devices_); }
+DeviceList::~DeviceList() {
+    ibv_free_device_list(devices_);
+}
 
 }  // namespace lab

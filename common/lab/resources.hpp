@@ -51,8 +51,7 @@ using ProtectionDomain = std::unique_ptr<ibv_pd, VerbsDeleter<ibv_dealloc_pd, kD
 using MemoryRegion = std::unique_ptr<ibv_mr, VerbsDeleter<ibv_dereg_mr, kDeregMr>>;
 /// Owns a completion channel from ibv_create_comp_channel (lesson 03).
 using CompletionChannel =
-    std::unique_ptr<ibv_comp_channel,
-                    VerbsDeleter<ibv_destroy_comp_channel, kDestroyCompChannel>>;
+    std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_destroy_comp_channel, kDestroyCompChannel>>;
 /// Owns a completion queue from ibv_create_cq (lesson 03).
 using CompletionQueue = std::unique_ptr<ibv_cq, VerbsDeleter<ibv_destroy_cq, kDestroyCq>>;
 /// Owns a queue pair from ibv_create_qp (lesson 04).
@@ -69,7 +68,7 @@ using AddressHandle = std::unique_ptr<ibv_ah, VerbsDeleter<ibv_destroy_ah, kDest
  * context opened from one of them does not need the list any more.
  */
 class DeviceList {
-public:
+  public:
     /// Calls ibv_get_device_list; throws lab::Error when it fails.
     DeviceList();
     ~DeviceList();
@@ -81,7 +80,7 @@ public:
         return {devices_, static_cast<std::size_t>(count_)};
     }
 
-private:
+  private:
     ibv_device** devices_ = nullptr;
     int count_ = 0;
 };

@@ -59,8 +59,8 @@ struct PeerAddress {
 
 /// The local side of a connection: port, GID index and path MTU (lesson 04).
 struct LocalPort {
-    std::uint8_t port = 1;        ///< HCA port number
-    int gid_index = 0;            ///< from lab::choose_gid
+    std::uint8_t port = 1;            ///< HCA port number
+    int gid_index = 0;                ///< from lab::choose_gid
     ibv_mtu path_mtu = IBV_MTU_1024;  ///< the port's active_mtu
 };
 

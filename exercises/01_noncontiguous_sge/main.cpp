@@ -9,9 +9,11 @@
 //
 // Run (inside the micro-VM or on a host with an RDMA device), after ./lab build:
 //   cd build/default/exercises/01_noncontiguous_sge
-//   ../../../../docker/on-target.sh ./ex01_noncontiguous_sge --block-size 64 --block-num 100 --stride 128
+//   ../../../../docker/on-target.sh ./ex01_noncontiguous_sge --block-size 64 --block-num 100
+//   --stride 128
 //   ../../../../docker/on-target.sh ./ex01_noncontiguous_sge --csv sweep.csv
-// (the same program of the reference solution is build/default/solutions/.../sol01_noncontiguous_sge)
+// (the same program of the reference solution is
+// build/default/solutions/.../sol01_noncontiguous_sge)
 //
 // Both QPs live in this process (sge::Loopback): the data still goes through
 // the device, and on rxe through the kernel's RoCE v2 stack.

@@ -86,7 +86,8 @@ void print_field(std::string_view name, std::integral auto value) {
     std::printf("\t%-22s %s\n", (std::string(name) + ":").c_str(), std::to_string(value).c_str());
 }
 void print_field(std::string_view name, std::string_view value) {
-    std::printf("\t%-22s %.*s\n", (std::string(name) + ":").c_str(), int(value.size()), value.data());
+    std::printf("\t%-22s %.*s\n", (std::string(name) + ":").c_str(), int(value.size()),
+                value.data());
 }
 
 }  // namespace
@@ -166,9 +167,9 @@ int main(int argc, char** argv) {
         // MTU is the largest path MTU a QP on it may use (lesson 04).
         const std::uint8_t port = options.ib_port;
         if (port > device_attr.phys_port_cnt) {
-            throw lab::Error("port " + std::to_string(port) + " is out of range (hint: " +
-                             ibv_get_device_name(chosen) + " has ports 1.." +
-                             std::to_string(device_attr.phys_port_cnt) + ")");
+            throw lab::Error("port " + std::to_string(port) +
+                             " is out of range (hint: " + ibv_get_device_name(chosen) +
+                             " has ports 1.." + std::to_string(device_attr.phys_port_cnt) + ")");
         }
         ibv_port_attr port_attr{};
         lab::check(ibv_query_port(context.get(), port, &port_attr), "ibv_query_port");

@@ -54,9 +54,9 @@ TEST_CASE("01_devices agrees with ibv_devinfo -v on every field both print", "[l
         }
     }
     // Everything later lessons depend on must be among the compared fields.
-    for (const char* name : {"max_qp", "max_qp_wr", "max_sge", "max_cqe", "max_mr_size",
-                             "atomic_cap", "max_qp_rd_atom", "state", "link_layer",
-                             "active_mtu", "GID[  0]"}) {
+    for (const char* name :
+         {"max_qp", "max_qp_wr", "max_sge", "max_cqe", "max_mr_size", "atomic_cap",
+          "max_qp_rd_atom", "state", "link_layer", "active_mtu", "GID[  0]"}) {
         INFO("field " << name);
         CHECK(ours.count(name) == 1);
         CHECK(theirs.count(name) == 1);
@@ -68,11 +68,12 @@ TEST_CASE("01_devices chooses the RoCE v2 IPv4-mapped GID automatically", "[less
     const auto result = run({lesson("01_devices")});
     REQUIRE(result.exit_code == 0);
     std::smatch match;
-    REQUIRE(std::regex_search(result.out, match,
-                              std::regex(R"(chosen GID index: (\d+) \(RoCE v2, ::ffff:[0-9.]+\) \[automatic\])")));
+    REQUIRE(std::regex_search(
+        result.out, match,
+        std::regex(R"(chosen GID index: (\d+) \(RoCE v2, ::ffff:[0-9.]+\) \[automatic\])")));
     // The same index must be listed in the table as that address.
-    CHECK(result.out.find("GID[" + std::string(3 - match[1].length(), ' ') + match[1].str() + "]") !=
-          std::string::npos);
+    CHECK(result.out.find("GID[" + std::string(3 - match[1].length(), ' ') + match[1].str() +
+                          "]") != std::string::npos);
 }
 
 TEST_CASE("01_devices honours -g and -d", "[lesson01]") {
@@ -85,7 +86,8 @@ TEST_CASE("01_devices honours -g and -d", "[lesson01]") {
     CHECK(result.out.find("[from -g]") != std::string::npos);
 }
 
-TEST_CASE("01_devices rejects bad input with one line and a non-zero exit", "[lesson01][bad-input]") {
+TEST_CASE("01_devices rejects bad input with one line and a non-zero exit",
+          "[lesson01][bad-input]") {
     struct Case {
         std::vector<std::string> args;
         std::string expected;

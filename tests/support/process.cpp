@@ -49,7 +49,8 @@ Process::Process(const std::vector<std::string>& argv) {
         const int null_fd = ::open("/dev/null", O_RDONLY);
         ::dup2(null_fd, STDIN_FILENO);
         ::execv(args[0], args.data());
-        const std::string message = std::string("exec ") + args[0] + ": " + std::strerror(errno) + "\n";
+        const std::string message =
+            std::string("exec ") + args[0] + ": " + std::strerror(errno) + "\n";
         [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message.data(), message.size());
         ::_exit(127);
     }
@@ -141,7 +142,9 @@ std::string program(const std::string& relative_path) {
     return std::string(LAB_BUILD_DIR) + "/" + relative_path;
 }
 
-std::string lesson(const std::string& name) { return program("lessons/" + name + "/" + name); }
+std::string lesson(const std::string& name) {
+    return program("lessons/" + name + "/" + name);
+}
 
 int free_tcp_port() {
     // Ask the kernel for an unused port, then release it. Ports are spread by

@@ -26,7 +26,7 @@ struct Result {
 
 /// A program running in the background (a server, say), killed if still running on destruction.
 class Process {
-public:
+  public:
     /// Start @p argv (argv[0] is a path) with stdout and stderr captured.
     explicit Process(const std::vector<std::string>& argv);
     ~Process();
@@ -48,8 +48,9 @@ public:
     /// Output read so far.
     [[nodiscard]] const Result& so_far() const noexcept { return result_; }
 
-private:
-    bool pump(std::chrono::milliseconds timeout);  // read what is there; false once both pipes closed
+  private:
+    bool pump(
+        std::chrono::milliseconds timeout);  // read what is there; false once both pipes closed
     pid_t pid_ = -1;
     int out_fd_ = -1;
     int err_fd_ = -1;
