@@ -16,6 +16,8 @@
 #     "06_send_recv:4096B[us/iter]"; ratio is ours/theirs, "n/a" when a side
 #     failed); anything else goes to stderr;
 #   - it exits non-zero when it could not measure at all.
+# bench/common.sh has what they share: the device and GID, a server and its
+# client on a fresh port, perftest's columns, medians, rows.
 # Emulated RDMA is slow: only the ratios mean something, never the absolute numbers.
 set -uo pipefail
 
