@@ -345,16 +345,14 @@ void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::millisec
             received += static_cast<std::size_t>(count);
             continue;
         }
-        if (count == 0) {
+        // A peer that is gone shows as an end of stream or, when our own
+        // data reached its closed socket first, as a reset: the same story.
+        const int error_number = count == 0 ? 0 : errno;
+        if (count == 0 || error_number == ECONNRESET) {
             throw Error("the peer closed the connection after " + std::to_string(received) +
-                        " of " + std::to_string(bytes.size()) +
-                        " bytes (hint: did the other side exit or crash? its output says why)");
-        }
-        const int error_number = errno;
-        if (error_number == ECONNRESET) {
-            throw Error(
-                "the peer closed the connection (reset; hint: did the other side exit or crash? "
-                "its output says why)");
+                        " of " + std::to_string(bytes.size()) + " bytes" +
+                        (count == 0 ? "" : " (reset)") +
+                        " (hint: did the other side exit or crash? its output says why)");
         }
         if (error_number != EAGAIN && error_number != EWOULDBLOCK && error_number != EINTR) {
             fail("recv", error_number);
