@@ -1,8 +1,10 @@
 # The exercises' checks. Each tests/exercises/test_NN_name.cpp is compiled
 # twice (see exercises/ and solutions/ and the top-level CMakeLists.txt):
 #
-#   check_solNN_name  linked with the solution: registered with CTest, one test
-#                     per check (labels exercise, rxe); all of them must pass.
+#   check_solNN_name  linked with the solution (this repository's exercise
+#                     with the files of solutions/NN_name): registered with
+#                     CTest, one test per check (labels exercise, rxe); all of
+#                     them must pass.
 #   check_exNN_name   linked with the exercise (the skeleton, or a student's
 #                     copy via -DLAB_EXERCISES_DIR): NOT registered one by one.
 #                     test_exercise_skeletons runs it and requires that checks
