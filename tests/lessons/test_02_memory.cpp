@@ -8,22 +8,20 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/expect.hpp"
 #include "support/process.hpp"
 
+using lab::test::check_each_rejected;
 using lab::test::lesson;
 using lab::test::run;
+
+#ifndef LAB_BAD_INPUT_ONLY
 
 namespace {
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
-
-}  // namespace
-
-#ifndef LAB_BAD_INPUT_ONLY
-
-namespace {
 
 struct Registration {
     std::string access;
@@ -125,30 +123,15 @@ TEST_CASE("02_memory as an unprivileged user meets the memlock limit at once", "
 
 TEST_CASE("02_memory rejects bad input with one line and a non-zero exit",
           "[lesson02][bad-input]") {
-    struct Case {
-        std::vector<std::string> args;
-        std::string expected;
-    };
-    const std::vector<Case> cases = {
-        {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
-        {{"-g", "100000"}, "GID index 100000 is out of range"},
-        {{"-i", "7"}, "port 7 is out of range"},
-        {{"-s", "0"}, "--size"},
-        {{"-s", "many"}, "--size"},
-        {{"-s", "2000000000"}, "--size"},
-    };
-    for (const auto& test_case : cases) {
-        std::vector<std::string> argv = {lesson("02_memory")};
-        argv.insert(argv.end(), test_case.args.begin(), test_case.args.end());
-        const auto result = run(argv, std::chrono::seconds(20));
-        INFO("args: " << test_case.args.front() << " " << test_case.args.back() << " -> "
-                      << result.err);
-        CHECK_FALSE(result.timed_out);
-        CHECK(result.exit_code != 0);
-        CHECK(contains(result.err, test_case.expected));
-        CHECK(result.err.rfind("error: ", 0) == 0);
-        CHECK(lab::test::lines(result.err).size() == 1);
-    }
+    check_each_rejected(lesson("02_memory"),
+                        {
+                            {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
+                            {{"-g", "100000"}, "GID index 100000 is out of range"},
+                            {{"-i", "7"}, "port 7 is out of range"},
+                            {{"-s", "0"}, "--size"},
+                            {{"-s", "many"}, "--size"},
+                            {{"-s", "2000000000"}, "--size"},
+                        });
 }
 
 #endif

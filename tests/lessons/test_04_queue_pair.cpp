@@ -5,10 +5,14 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/expect.hpp"
 #include "support/process.hpp"
 
+using lab::test::check_each_rejected;
 using lab::test::lesson;
 using lab::test::run;
+
+#ifndef LAB_BAD_INPUT_ONLY
 
 namespace {
 
@@ -17,8 +21,6 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 }  // namespace
-
-#ifndef LAB_BAD_INPUT_ONLY
 
 TEST_CASE("04_queue_pair prints the caps it asked for and the ones granted", "[lesson04]") {
     const auto result = run({lesson("04_queue_pair")});
@@ -113,31 +115,17 @@ TEST_CASE("04_queue_pair honours -g: the link-local GID works for a QP talking t
 
 TEST_CASE("04_queue_pair rejects bad input with one line and a non-zero exit",
           "[lesson04][bad-input]") {
-    struct Case {
-        std::vector<std::string> args;
-        std::string expected;
-    };
-    const std::vector<Case> cases = {
-        {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
-        {{"-g", "100000"}, "GID index 100000 is out of range"},
-        {{"-g", "900"}, "GID index 900 has no GID"},
-        {{"-i", "7"}, "port 7 is out of range"},
-        {{"-s", "0"}, "--size"},
-        {{"-s", "huge"}, "--size"},
-        {{"-s", "16777216"}, "message size 16777216 is above the port's max_msg_sz"},
-    };
-    for (const auto& test_case : cases) {
-        std::vector<std::string> argv = {lesson("04_queue_pair")};
-        argv.insert(argv.end(), test_case.args.begin(), test_case.args.end());
-        const auto result = run(argv, std::chrono::seconds(20));
-        INFO("args: " << test_case.args.front() << " " << test_case.args.back() << " -> "
-                      << result.err);
-        CHECK_FALSE(result.timed_out);
-        CHECK(result.exit_code != 0);
-        CHECK(contains(result.err, test_case.expected));
-        CHECK(result.err.rfind("error: ", 0) == 0);
-        CHECK(lab::test::lines(result.err).size() == 1);
-    }
+    check_each_rejected(
+        lesson("04_queue_pair"),
+        {
+            {{"-d", "no_such_dev0"}, "unknown RDMA device 'no_such_dev0'"},
+            {{"-g", "100000"}, "GID index 100000 is out of range"},
+            {{"-g", "900"}, "GID index 900 has no GID"},
+            {{"-i", "7"}, "port 7 is out of range"},
+            {{"-s", "0"}, "--size"},
+            {{"-s", "huge"}, "--size"},
+            {{"-s", "16777216"}, "message size 16777216 is above the port's max_msg_sz"},
+        });
 }
 
 #endif

@@ -6,12 +6,7 @@
 #include <string>
 
 #include "support/catch.hpp"
-#include "support/process.hpp"
-
-using lab::test::lesson;
-using lab::test::Process;
-using lab::test::run;
-using namespace std::chrono_literals;
+#include "support/pair.hpp"
 
 namespace {
 
@@ -32,12 +27,11 @@ Address address_line(const std::string& out, const std::string& side) {
 
 TEST_CASE("05_exchange connects two QPs: each side's remote line is the other's local line",
           "[lesson05]") {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    Process server({lesson("05_exchange"), "-p", port, "--timeout", "30"});
-    REQUIRE(server.wait_for_output("waiting for a client", 20s));
-    const auto client =
-        run({lesson("05_exchange"), "-p", port, "--timeout", "30", "127.0.0.1"}, 40s);
-    const auto served = server.wait(40s);
+    const auto [served, client] =
+        lab::test::run_pair("05_exchange", {},
+                            {.program_timeout = "30",
+                             .client_deadline = std::chrono::seconds(40),
+                             .server_deadline = std::chrono::seconds(40)});
     INFO("server: " << served.out << served.err << "\nclient: " << client.out << client.err);
     REQUIRE(served.exit_code == 0);
     REQUIRE(client.exit_code == 0);

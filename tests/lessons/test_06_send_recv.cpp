@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/pair.hpp"
 #include "support/process.hpp"
 
-using lab::test::lesson;
-using lab::test::Process;
-using lab::test::run;
 using namespace std::chrono_literals;
 
 namespace {
@@ -24,22 +22,13 @@ std::string qpn_of(const std::string& out, const std::string& side) {
     return match[1];
 }
 
-struct Pair {
-    lab::test::Result server, client;
-};
-
-Pair run_pair(const std::vector<std::string>& args) {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    std::vector<std::string> server_argv = {lesson("06_send_recv"), "-p", port, "--timeout", "30"};
-    server_argv.insert(server_argv.end(), args.begin(), args.end());
-    Process server(server_argv);
-    REQUIRE(server.wait_for_output("local address", 20s));
-    auto client_argv = server_argv;
-    client_argv.push_back("127.0.0.1");
-    Pair pair;
-    pair.client = run(client_argv, 100s);
-    pair.server = server.wait(100s);
-    return pair;
+// The server prints its address before it listens; the ping-pong may take a while.
+lab::test::Pair run_pair(const std::vector<std::string>& args) {
+    return lab::test::run_pair("06_send_recv", args,
+                               {.ready_text = "local address",
+                                .program_timeout = "30",
+                                .client_deadline = 100s,
+                                .server_deadline = 100s});
 }
 
 }  // namespace

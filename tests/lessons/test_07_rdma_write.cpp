@@ -1,65 +1,20 @@
 // Lesson 07 with two real processes on the rxe device: the bytes the client
 // writes must arrive in the server's buffer while the server's CQ stays empty,
 // and the measuring modes must report numbers.
-#include <chrono>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/pair.hpp"
 #include "support/process.hpp"
 
-using lab::test::lesson;
-using lab::test::Process;
-using lab::test::Result;
-using lab::test::run;
-using namespace std::chrono_literals;
-
-namespace {
-
-struct Pair {
-    Result server;
-    Result client;
-};
-
-// Start the server, then the client with the same flags, and wait for both.
-Pair run_pair(const std::vector<std::string>& flags) {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    std::vector<std::string> argv = {lesson("07_rdma_write"), "-p", port, "--timeout", "20"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    Process server(argv);
-    REQUIRE(server.wait_for_output("waiting for a client", 20s));
-    argv.push_back("127.0.0.1");
-    Pair pair;
-    pair.client = run(argv, 60s);
-    pair.server = server.wait(30s);
-    return pair;
-}
-
-// The number in column @p column of the line after the "#bytes" header.
-double column_after_header(const std::string& out, std::size_t column) {
-    const auto all = lab::test::lines(out);
-    for (std::size_t i = 0; i + 1 < all.size(); ++i) {
-        if (all[i].find("#bytes") != std::string::npos) {
-            std::istringstream values(all[i + 1]);
-            std::vector<double> numbers;
-            for (double value = 0; values >> value;) {
-                numbers.push_back(value);
-            }
-            REQUIRE(numbers.size() > column);
-            return numbers[column];
-        }
-    }
-    FAIL("no #bytes line in: " << out);
-    return 0;
-}
-
-}  // namespace
+using lab::test::column_after_header;
+using lab::test::run_pair;
 
 TEST_CASE("07_rdma_write: hello verbs lands in the server's memory, its CQ stays empty",
           "[lesson07]") {
-    const auto [server, client] = run_pair({});
+    const auto [server, client] = run_pair("07_rdma_write", {});
     INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
     REQUIRE(server.exit_code == 0);
     REQUIRE(client.exit_code == 0);
@@ -78,7 +33,8 @@ TEST_CASE("07_rdma_write: hello verbs lands in the server's memory, its CQ stays
 }
 
 TEST_CASE("07_rdma_write --bw reports a bandwidth like ib_write_bw", "[lesson07]") {
-    const auto [server, client] = run_pair({"--bw", "-s", "4096", "-n", "300", "--depth", "16"});
+    const auto [server, client] =
+        run_pair("07_rdma_write", {"--bw", "-s", "4096", "-n", "300", "--depth", "16"});
     INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
     REQUIRE(server.exit_code == 0);
     REQUIRE(client.exit_code == 0);
@@ -94,7 +50,7 @@ TEST_CASE("07_rdma_write --lat reports a latency like ib_write_lat", "[lesson07]
     for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--inline"}}) {
         std::vector<std::string> flags = {"--lat", "-s", "32", "-n", "100"};
         flags.insert(flags.end(), extra.begin(), extra.end());
-        const auto [server, client] = run_pair(flags);
+        const auto [server, client] = run_pair("07_rdma_write", flags);
         INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
         REQUIRE(server.exit_code == 0);
         REQUIRE(client.exit_code == 0);

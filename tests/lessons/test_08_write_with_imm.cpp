@@ -1,46 +1,19 @@
 // Lesson 08 with two real processes on the rxe device: each write with
 // immediate must land in its slot and raise one receive completion carrying
 // the slot number; the send with immediate must land in the receive buffer.
-#include <chrono>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/pair.hpp"
 #include "support/process.hpp"
 
-using lab::test::lesson;
-using lab::test::Process;
-using lab::test::Result;
-using lab::test::run;
-using namespace std::chrono_literals;
-
-namespace {
-
-struct Pair {
-    Result server;
-    Result client;
-};
-
-// Start the server, then the client with the same flags, and wait for both.
-Pair run_pair(const std::vector<std::string>& flags) {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    std::vector<std::string> argv = {lesson("08_write_with_imm"), "-p", port, "--timeout", "20"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    Process server(argv);
-    REQUIRE(server.wait_for_output("waiting for a client", 20s));
-    argv.push_back("127.0.0.1");
-    Pair pair;
-    pair.client = run(argv, 60s);
-    pair.server = server.wait(30s);
-    return pair;
-}
-
-}  // namespace
+using lab::test::run_pair;
 
 TEST_CASE("08_write_with_imm: data in place, a completion with the immediate per message",
           "[lesson08]") {
-    const auto [server, client] = run_pair({"-n", "5", "-s", "32"});
+    const auto [server, client] = run_pair("08_write_with_imm", {"-n", "5", "-s", "32"});
     INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
     REQUIRE(server.exit_code == 0);
     REQUIRE(client.exit_code == 0);
@@ -62,7 +35,7 @@ TEST_CASE("08_write_with_imm: data in place, a completion with the immediate per
 }
 
 TEST_CASE("08_write_with_imm: the immediate value survives large slot numbers", "[lesson08]") {
-    const auto [server, client] = run_pair({"-n", "300"});
+    const auto [server, client] = run_pair("08_write_with_imm", {"-n", "300"});
     INFO("server: " << server.err << "\nclient: " << client.err);
     REQUIRE(server.exit_code == 0);
     REQUIRE(client.exit_code == 0);

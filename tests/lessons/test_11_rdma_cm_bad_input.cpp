@@ -12,6 +12,8 @@
 #include "support/process.hpp"
 
 using lab::test::check_one_error_line;
+using lab::test::check_port_in_use;
+using lab::test::check_unknown_device;
 using lab::test::lesson;
 using lab::test::Process;
 using lab::test::run;
@@ -34,8 +36,7 @@ TEST_CASE("11_rdma_cm rejects bad input with one line and a non-zero exit",
     const std::vector<std::string> base = {lesson("11_rdma_cm"), "-p", port, "--timeout", "3"};
 
     SECTION("unknown device") {
-        check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
-                             "unknown RDMA device 'no_such_dev0'");
+        check_unknown_device(base);
     }
     SECTION("bad sizes") {
         check_one_error_line(run(with(base, {"-s", "16"}), 20s), "--size 16 is too small");
@@ -57,12 +58,10 @@ TEST_CASE("11_rdma_cm rejects bad input with one line and a non-zero exit",
         check_one_error_line(run(base, 20s), "timed out waiting for a client (CONNECT_REQUEST)");
     }
     SECTION("port already in use by another rdma_cm listener") {
-        Process first({lesson("11_rdma_cm"), "-p", port, "--timeout", "30"});
-        REQUIRE(first.wait_for_output("listening on", 20s));
         // rdma_cm reports a port taken by another listener as EADDRNOTAVAIL.
-        check_one_error_line(run(base, 20s),
-                             "rdma_bind_addr failed: Cannot assign requested address (hint: "
-                             "another rdma_cm program may listen on this port");
+        check_port_in_use(base, port, "listening on",
+                          "rdma_bind_addr failed: Cannot assign requested address (hint: "
+                          "another rdma_cm program may listen on this port");
     }
 }
 

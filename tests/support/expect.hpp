@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,39 @@ inline void check_one_error_line(const Result& result, const std::string& expect
     CHECK(lines(result.err).size() == 1);
     CHECK(result.err.find(expected) != std::string::npos);
 }
+
+/// One bad command line and the text its error line must contain.
+struct BadArguments {
+    std::vector<std::string> args;  ///< appended to the program
+    std::string expected;           ///< part of the one error line
+};
+
+/// Run @p program with each case's arguments and check_one_error_line on each.
+void check_each_rejected(const std::string& program, const std::vector<BadArguments>& cases);
+
+// The bad-input cases every two-process lesson shares. @p base is the lesson's
+// command of the test: the program, "-p PORT" and a short "--timeout".
+
+/// `-d no_such_dev0` names the unknown device.
+void check_unknown_device(const std::vector<std::string>& base);
+
+/// `-g 100000` names the GID index out of range.
+void check_gid_out_of_range(const std::vector<std::string>& base);
+
+/// A client with no server at 127.0.0.1 gives up with @p expected, in under 15 s;
+/// returns how long it took, for lessons that check a lower bound too.
+std::chrono::steady_clock::duration check_server_not_running(const std::vector<std::string>& base,
+                                                             const std::string& expected);
+
+/// A second server on @p port, while a first one (started with --timeout 30 and
+/// seen to print @p ready_text) holds it, fails with @p expected.
+void check_port_in_use(const std::vector<std::string>& base, const std::string& port,
+                       const std::string& ready_text, const std::string& expected);
+
+/// A client of lesson @p lesson_name run with @p flag (a wrong rkey, an address
+/// past the end) fails with @p expected and the peer's hint; the server ends
+/// without a hang, non-zero, and never prints @p server_success.
+void check_remote_access_error(const std::string& lesson_name, const std::string& flag,
+                               const std::string& expected, const std::string& server_success);
 
 }  // namespace lab::test

@@ -1,0 +1,60 @@
+#include "support/expect.hpp"
+
+#include <thread>
+
+namespace lab::test {
+
+using namespace std::chrono_literals;
+
+void check_each_rejected(const std::string& program, const std::vector<BadArguments>& cases) {
+    for (const auto& [args, expected] : cases) {
+        INFO("args: " << args.front() << " " << args.back());
+        check_one_error_line(run(with({program}, args), 20s), expected);
+    }
+}
+
+void check_unknown_device(const std::vector<std::string>& base) {
+    check_one_error_line(run(with(base, {"-d", "no_such_dev0"}), 20s),
+                         "unknown RDMA device 'no_such_dev0'");
+}
+
+void check_gid_out_of_range(const std::vector<std::string>& base) {
+    check_one_error_line(run(with(base, {"-g", "100000"}), 20s), "GID index 100000");
+}
+
+std::chrono::steady_clock::duration check_server_not_running(const std::vector<std::string>& base,
+                                                             const std::string& expected) {
+    const auto start = std::chrono::steady_clock::now();
+    check_one_error_line(run(with(base, {"127.0.0.1"}), 30s), expected);
+    const auto took = std::chrono::steady_clock::now() - start;
+    CHECK(took < 15s);
+    return took;
+}
+
+void check_port_in_use(const std::vector<std::string>& base, const std::string& port,
+                       const std::string& ready_text, const std::string& expected) {
+    Process first({base.front(), "-p", port, "--timeout", "30"});
+    REQUIRE(first.wait_for_output(ready_text, 20s));
+    std::this_thread::sleep_for(500ms);  // a ready line may come just before listen()
+    check_one_error_line(run(base, 20s), expected);
+}
+
+void check_remote_access_error(const std::string& lesson_name, const std::string& flag,
+                               const std::string& expected, const std::string& server_success) {
+    const std::string port = std::to_string(free_tcp_port());
+    const std::vector<std::string> base = {lesson(lesson_name), "-p", port, "--timeout", "20"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    const auto client = run(with(base, {flag, "127.0.0.1"}), 40s);
+    INFO(flag);
+    check_one_error_line(client, expected);
+    CHECK(client.err.find("hint: the peer refused: wrong rkey, an address outside its region") !=
+          std::string::npos);
+    // The server learns from the closed socket, without a hang.
+    const auto served = server.wait(30s);
+    CHECK_FALSE(served.timed_out);
+    CHECK(served.exit_code != 0);
+    CHECK(served.out.find(server_success) == std::string::npos);
+}
+
+}  // namespace lab::test
