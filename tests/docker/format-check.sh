@@ -13,7 +13,7 @@ if ! command -v clang-format >/dev/null; then
 fi
 
 mapfile -d '' files < <(find common lessons exercises solutions tests docker bench -type f \
-    \( -name '*.cpp' -o -name '*.hpp' \) ! -path '*/build/*' -print0 2>/dev/null | sort -z)
+    \( -name '*.cpp' -o -name '*.hpp' \) ! -path '*/build/*' ! -path '*/node_modules/*' -print0 2>/dev/null | sort -z)
 echo "$(clang-format --version | head -n 1) on ${#files[@]} files"
 unformatted=()
 for file in "${files[@]}"; do

@@ -17,7 +17,7 @@ while IFS= read -r -d '' file; do
     *.sh) scripts+=("$file") ;;
     *) head -n 1 "$file" | grep -qE '^#!.*\b(ba|da)?sh\b' && scripts+=("$file") ;;
     esac
-done < <(find docker bench grading slides docs tests -type f ! -path '*/build/*' -print0 2>/dev/null | sort -z)
+done < <(find docker bench grading slides docs tests -type f ! -path '*/build/*' ! -path '*/node_modules/*' -print0 2>/dev/null | sort -z)
 
 echo "shellcheck $(shellcheck --version | awk '/^version:/ {print $2}') on ${#scripts[@]} scripts"
 if shellcheck --external-sources "${scripts[@]}"; then
