@@ -3,3 +3,5 @@ lab_add_test(test_07_rdma_write lessons/test_07_rdma_write.cpp
   LABELS lesson rxe two-process TIMEOUT 180 DEPENDS 07_rdma_write)
 lab_add_test(test_07_rdma_write_bad_input lessons/test_07_rdma_write_bad_input.cpp
   LABELS lesson rxe two-process bad-input TIMEOUT 180 DEPENDS 07_rdma_write)
+lab_add_test(test_report unit/test_report.cpp
+  LABELS unit TIMEOUT 30)

@@ -13,6 +13,7 @@
 
 #include "lab/check.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "throughput.hpp"
 
 int main(int argc, char** argv) {
@@ -45,11 +46,7 @@ int main(int argc, char** argv) {
         if (!pair.receive_error().empty()) {
             throw lab::Error("the receiver saw: " + pair.receive_error());
         }
-        const double mb_per_second =
-            static_cast<double>(pair.received_bytes()) / (1 << 20) / seconds.count();
-        std::printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]\n");
-        std::printf(" %-10zu %-14zu %-20.2f %.6f\n", stream.message_size, stream.count,
-                    mb_per_second, static_cast<double>(stream.count) / seconds.count() / 1e6);
+        lab::print_bandwidth(stream.message_size, stream.count, seconds);
         return 0;
     });
 }

@@ -34,6 +34,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lab/check.hpp"
@@ -41,6 +42,7 @@
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
 
@@ -141,13 +143,7 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local,
         // wr_id counts the writes up to this one, all of which are now done.
         completed = lab::wait_for_completion(cq, "RDMA write", flags.timeout).wr_id;
     }
-    const std::chrono::duration<double> seconds = Clock::now() - start;
-    const double bytes = static_cast<double>(options.size) * static_cast<double>(iters);
-    // perftest's units: MB is 2^20 bytes, Mpps is 10^6 messages per second.
-    std::printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]\n");
-    std::printf(" %-10zu %-14zu %-20.2f %.6f\n", options.size, iters,
-                bytes / seconds.count() / (1024.0 * 1024.0),
-                static_cast<double>(iters) / seconds.count() / 1e6);
+    lab::print_bandwidth(options.size, iters, Clock::now() - start);
 }
 
 // --lat (both sides): ping-pong, as ib_write_lat does. Each side writes a
@@ -193,20 +189,7 @@ void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> buffer, std::u
     if (!is_client) {
         return;
     }
-    std::ranges::sort(microseconds);
-    double sum = 0;
-    for (const double value : microseconds) {
-        sum += value;
-    }
-    const auto percentile = [&](double fraction) {
-        return microseconds[static_cast<std::size_t>(fraction * double(microseconds.size() - 1))];
-    };
-    std::printf(
-        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
-        "t_avg[usec]    99%% percentile[usec]\n");
-    std::printf(" %-6zu %-14zu %-14.2f %-12.2f %-16.2f %-14.2f %.2f\n", size, options.iters,
-                microseconds.front(), microseconds.back(), percentile(0.5),
-                sum / double(microseconds.size()), percentile(0.99));
+    lab::print_latency(size, std::move(microseconds));
 }
 
 }  // namespace

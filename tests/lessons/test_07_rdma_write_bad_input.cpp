@@ -1,11 +1,8 @@
 // Lesson 07 given bad input, on the rxe device: each case ends in one clear
 // line on stderr, a non-zero exit and no hang; a wrong rkey or an address past
 // the end of the region completes with IBV_WC_REM_ACCESS_ERR.
-#include <signal.h>
-
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -14,16 +11,15 @@
 
 using lab::test::check_gid_out_of_range;
 using lab::test::check_one_error_line;
+using lab::test::check_peer_killed_mid_transfer;
 using lab::test::check_port_in_use;
 using lab::test::check_remote_access_error;
 using lab::test::check_server_not_running;
 using lab::test::check_unknown_device;
 using lab::test::lesson;
-using lab::test::Process;
 using lab::test::run;
 using lab::test::with;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 TEST_CASE("07_rdma_write rejects bad input with one line and a non-zero exit",
           "[lesson07][bad-input]") {
@@ -61,33 +57,5 @@ TEST_CASE("07_rdma_write: a wrong rkey or an address past the end is IBV_WC_REM_
 
 TEST_CASE("07_rdma_write: a peer killed mid-run makes the other side fail, without a hang",
           "[lesson07][bad-input]") {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    const std::vector<std::string> base = {lesson("07_rdma_write"),
-                                           "-p",
-                                           port,
-                                           "--timeout",
-                                           "10",
-                                           "--bw",
-                                           "-s",
-                                           "65536",
-                                           "-n",
-                                           "100000000"};
-    Process server(base);
-    REQUIRE(server.wait_for_output("waiting for a client", 20s));
-    Process client(with(base, {"127.0.0.1"}));
-    REQUIRE(client.wait_for_output("QP is in RTS", 30s));
-    REQUIRE(server.wait_for_output("QP is in RTS", 30s));
-    std::this_thread::sleep_for(500ms);  // the writes are under way
-
-    SECTION("client killed: the server's wait ends when the socket closes") {
-        client.kill(SIGKILL);
-        const auto start = Clock::now();
-        check_one_error_line(server.wait(30s), "the peer");
-        CHECK(Clock::now() - start < 8s);  // before the 10 s timeout
-    }
-    SECTION("server killed: the client's writes fail or time out") {
-        server.kill(SIGKILL);
-        const auto result = client.wait(40s);
-        check_one_error_line(result, "");
-    }
+    check_peer_killed_mid_transfer("07_rdma_write", "QP is in RTS");
 }

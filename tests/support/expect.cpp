@@ -1,5 +1,7 @@
 #include "support/expect.hpp"
 
+#include <signal.h>
+
 #include <thread>
 
 namespace lab::test {
@@ -55,6 +57,30 @@ void check_remote_access_error(const std::string& lesson_name, const std::string
     CHECK_FALSE(served.timed_out);
     CHECK(served.exit_code != 0);
     CHECK(served.out.find(server_success) == std::string::npos);
+}
+
+void check_peer_killed_mid_transfer(const std::string& lesson_name,
+                                    const std::string& client_running_text) {
+    const std::string port = std::to_string(free_tcp_port());
+    const std::vector<std::string> base = {
+        lesson(lesson_name), "-p", port, "--timeout", "10", "--bw", "-s", "65536", "-n",
+        "100000000"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    Process client(with(base, {"127.0.0.1"}));
+    REQUIRE(client.wait_for_output(client_running_text, 30s));
+    std::this_thread::sleep_for(500ms);  // the transfers are under way
+
+    SECTION("client killed: the server's wait ends when the socket closes") {
+        client.kill(SIGKILL);
+        const auto start = std::chrono::steady_clock::now();
+        check_one_error_line(server.wait(30s), "the peer");
+        CHECK(std::chrono::steady_clock::now() - start < 8s);  // before the 10 s timeout
+    }
+    SECTION("server killed: the client's transfers fail or time out") {
+        server.kill(SIGKILL);
+        check_one_error_line(client.wait(40s), "");
+    }
 }
 
 }  // namespace lab::test
