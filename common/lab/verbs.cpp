@@ -102,6 +102,39 @@ void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic
           "ibv_modify_qp(RTR->RTS)");
 }
 
+void post_receive(ibv_qp* qp, std::span<std::byte> buffer, std::uint32_t lkey,
+                  std::uint64_t wr_id) {
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<std::uintptr_t>(buffer.data());
+    sge.length = static_cast<std::uint32_t>(buffer.size());
+    sge.lkey = lkey;
+    ibv_recv_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad_wr = nullptr;
+    check(ibv_post_recv(qp, &wr, &bad_wr), "ibv_post_recv",
+          "is the receive queue full (max_recv_wr) or the QP in RESET?");
+}
+
+void post_send(ibv_qp* qp, std::span<const std::byte> message, std::uint32_t lkey,
+               unsigned send_flags, std::uint64_t wr_id) {
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<std::uintptr_t>(message.data());
+    sge.length = static_cast<std::uint32_t>(message.size());
+    sge.lkey = lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = send_flags;
+    ibv_send_wr* bad_wr = nullptr;
+    check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send(IBV_WR_SEND)",
+          "is the send queue full (max_send_wr), the QP not in RTS, or an inline message above "
+          "max_inline_data?");
+}
+
 const char* qp_state_name(ibv_qp_state state) {
     switch (state) {
         case IBV_QPS_RESET:

@@ -1,9 +1,10 @@
 /**
  * @file verbs.hpp
- * @brief Steps 4 to 8 of the verbs flow in one call each, for the lessons after they were taught.
+ * @brief Steps 4 to 9 of the verbs flow in one call each, for the lessons after they were taught.
  *
  * Lesson 02 teaches ibv_alloc_pd and ibv_reg_mr, lesson 03 ibv_create_cq,
- * lesson 04 ibv_create_qp and the RESET → INIT → RTR → RTS walk. From then on
+ * lesson 04 ibv_create_qp and the RESET → INIT → RTR → RTS walk, lesson 06
+ * posting one receive and one send. From then on
  * a lesson that teaches something else calls these instead of repeating
  * them. Each one checks its verb and throws a lab::Error with a hint.
  */
@@ -84,6 +85,22 @@ void move_to_rtr(ibv_qp* qp, const LocalPort& local, const PeerAddress& peer,
 void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic = 16,
                  std::uint8_t rnr_retry = 7, std::uint8_t retry_count = 7,
                  std::uint8_t timeout = 14);
+
+/**
+ * @brief Step 9 (lesson 06): ibv_post_recv of one receive into @p buffer.
+ * @param wr_id comes back in the receive's completion.
+ */
+void post_receive(ibv_qp* qp, std::span<std::byte> buffer, std::uint32_t lkey,
+                  std::uint64_t wr_id = 0);
+
+/**
+ * @brief Step 9 (lesson 06): ibv_post_send of one IBV_WR_SEND of @p message.
+ * @param send_flags IBV_SEND_SIGNALED asks for a completion (the course's QPs
+ *        are created with sq_sig_all off); add IBV_SEND_FENCE, IBV_SEND_INLINE...
+ * @param wr_id comes back in the send's completion.
+ */
+void post_send(ibv_qp* qp, std::span<const std::byte> message, std::uint32_t lkey,
+               unsigned send_flags = IBV_SEND_SIGNALED, std::uint64_t wr_id = 0);
 
 /// The QP state name as the specification spells it: RESET, INIT, RTR, RTS, SQD, SQE, ERR.
 const char* qp_state_name(ibv_qp_state state);

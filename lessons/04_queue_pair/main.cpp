@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
             static_cast<unsigned long long>(kReceiveId), send_buffer.size(),
             static_cast<unsigned long long>(kSendId));
 
-        // Both completions land on the one CQ, in either order (lesson 03's poll loop).
+        // Both completions land on the one CQ, in either order (lesson 03's ibv_poll_cq loop).
         for (int i = 0; i < 2; ++i) {
             const ibv_wc wc = lab::wait_for_completion(cq.get(), "send to itself");
             std::printf(

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
         std::printf("%s: peer buffer at 0x%llx, rkey 0x%x, %u bytes\n", role,
                     static_cast<unsigned long long>(peer.remote_addr), peer.rkey, peer.length);
 
-        // Step 8d (lesson 04): INIT → RTR with the peer's address, QPN and
+        // Step 8d (lesson 04, ibv_modify_qp): INIT → RTR with the peer's address, QPN and
         // first PSN; RTR → RTS with our own first PSN.
         const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
         lab::move_to_rtr(qp.get(), local, peer.address);

@@ -87,35 +87,6 @@ void post_read(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey,
                "more work requests outstanding than max_send_wr?");
 }
 
-// The send of the echo (lesson 06), optionally fenced behind earlier reads.
-void post_send(ibv_qp* qp, std::span<const std::byte> local, std::uint32_t lkey,
-               unsigned send_flags, std::uint64_t wr_id) {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
-    sge.length = static_cast<std::uint32_t>(local.size());
-    sge.lkey = lkey;
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = send_flags;
-    ibv_send_wr* bad_wr = nullptr;
-    lab::check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send(IBV_WR_SEND)");
-}
-
-void post_receive(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey) {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
-    sge.length = static_cast<std::uint32_t>(local.size());
-    sge.lkey = lkey;
-    ibv_recv_wr wr{};
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad_wr = nullptr;
-    lab::check(ibv_post_recv(qp, &wr, &bad_wr), "ibv_post_recv");
-}
-
 std::string text_in(std::span<const std::byte> bytes) {
     const auto text = reinterpret_cast<const char*>(bytes.data());
     return {text, strnlen(text, bytes.size())};
@@ -326,7 +297,7 @@ int main(int argc, char** argv) {
                     qp_attr.max_dest_rd_atomic);
         if (is_server && flags.mode == Mode::kHello) {
             // The receive for the echo, posted before the barrier lets the client send.
-            post_receive(qp.get(), echo, echo_mr->lkey);
+            lab::post_receive(qp.get(), echo, echo_mr->lkey);  // ibv_post_recv, lesson 06
         }
         connection.barrier(flags.timeout);  // both QPs are ready: the client may read
 
@@ -396,7 +367,7 @@ int main(int argc, char** argv) {
         if (!flags.no_fence) {
             echo_flags |= IBV_SEND_FENCE;
         }
-        post_send(qp.get(), landing, mr->lkey, echo_flags, 2);
+        lab::post_send(qp.get(), landing, mr->lkey, echo_flags, 2);
         std::printf("Step 9: posted IBV_WR_SEND of the same bytes%s\n",
                     flags.no_fence ? " (no fence)" : " with IBV_SEND_FENCE");
 

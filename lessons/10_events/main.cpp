@@ -101,14 +101,7 @@ class Receiver {
           peer_fd_(connection.fd()) {}
 
     void post_receive(std::uint64_t slot) {
-        ibv_sge sge{reinterpret_cast<std::uintptr_t>(buffer_.data() + slot * slot_size_),
-                    static_cast<std::uint32_t>(slot_size_), lkey_};
-        ibv_recv_wr wr{};
-        wr.wr_id = slot;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        ibv_recv_wr* bad = nullptr;
-        lab::check(ibv_post_recv(qp_, &wr, &bad), "ibv_post_recv");
+        lab::post_receive(qp_, buffer_.subspan(slot * slot_size_, slot_size_), lkey_, slot);
     }
 
     struct Round {

@@ -336,15 +336,10 @@ int run_server(const Settings& settings) {
     CmQueuePair qp(id.get());
     std::printf("Step 7: rdma_create_qp: QPN 0x%06x\n", id->qp->qp_num);
 
-    // Post the receive before accepting: the client may send right after ESTABLISHED.
-    ibv_sge receive_sge{reinterpret_cast<std::uintptr_t>(receive_buffer.data()),
-                        static_cast<std::uint32_t>(receive_buffer.size()), mr->lkey};
-    ibv_recv_wr receive{};
-    receive.wr_id = 1;
-    receive.sg_list = &receive_sge;
-    receive.num_sge = 1;
-    ibv_recv_wr* bad_receive = nullptr;
-    lab::check(ibv_post_recv(id->qp, &receive, &bad_receive), "ibv_post_recv");
+    // Post the receive before accepting: the client may send right after
+    // ESTABLISHED. A QP made by rdma_create_qp takes the same ibv_post_recv
+    // as any other (lab::post_receive, lesson 06).
+    lab::post_receive(id->qp, receive_buffer, mr->lkey, 1);
 
     // (A server that does not want this client answers with rdma_reject,
     // which may carry private data too; the client then sees REJECTED.)
@@ -564,15 +559,9 @@ int run_client(const Settings& settings, const std::string& server) {
     std::printf("Step 9: RDMA write of \"%.*s\" done\n", int(kWritten.size()), kWritten.data());
 
     // Step 9b: send the hello message; the server's posted receive takes it.
-    ibv_sge message_sge{reinterpret_cast<std::uintptr_t>(message.data()),
-                        static_cast<std::uint32_t>(kHello.size() + 1), connection.mr->lkey};
-    ibv_send_wr send{};
-    send.wr_id = 2;
-    send.sg_list = &message_sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    lab::check(ibv_post_send(id->qp, &send, &bad), "ibv_post_send(send)");
+    // ibv_post_send of an IBV_WR_SEND, as in lesson 06.
+    lab::post_send(id->qp, message.first(kHello.size() + 1), connection.mr->lkey, IBV_SEND_SIGNALED,
+                   2);
     lab::wait_for_completion(connection.cq.get(), "send", settings.timeout);
     std::printf("Step 9: sent \"%.*s\"\n", int(kHello.size()), kHello.data());
     std::fflush(stdout);
