@@ -42,6 +42,7 @@
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
+#include "lab/pipeline.hpp"
 #include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
@@ -127,9 +128,10 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local,
                        const lab::ConnectionInfo& remote, const lab::Options& options,
                        const LessonFlags& flags) {
     const std::size_t iters = options.iters;
-    // Every 8th of 64: measured on rxe, fewer completions (every 32nd or
-    // 64th) made the send queue drain in bursts, and every one cost polling.
-    const std::size_t signal_every = std::max<std::size_t>(1, flags.depth / 8);
+    // Every 8th of 64 (lab::signal_interval): measured on rxe, fewer completions
+    // (every 32nd or 64th) made the send queue drain in bursts, and every one
+    // cost polling.
+    const std::size_t signal_every = lab::signal_interval(flags.depth);
     std::size_t posted = 0;
     std::size_t completed = 0;
     const auto start = Clock::now();

@@ -41,6 +41,7 @@
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
+#include "lab/pipeline.hpp"
 #include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
@@ -99,30 +100,19 @@ std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonF
     return flags.timeout + std::chrono::milliseconds(options.iters);
 }
 
-// --bw (client): keep up to --depth reads posted, as ib_read_bw does. The
-// device starts at most max_rd_atomic of them at once; the rest wait in the
-// send queue. Only every signal_every-th read asks for a completion.
+// --bw (client): keep up to --depth reads posted, as ib_read_bw does, with
+// lesson 07's loop (lab::stream_work_requests). The device starts at most
+// max_rd_atomic of them at once; the rest wait in the send queue.
 void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
                        const lab::ConnectionInfo& remote, const lab::Options& options,
                        const LessonFlags& flags) {
-    const std::size_t iters = options.iters;
-    // Every 8th of 64: measured on rxe, fewer completions (every 32nd or
-    // 64th) made the send queue drain in bursts, and every one cost polling.
-    const std::size_t signal_every = std::max<std::size_t>(1, flags.depth / 8);
-    std::size_t posted = 0;
-    std::size_t completed = 0;
-    const auto start = Clock::now();
-    while (completed < iters) {
-        while (posted < iters && posted - completed < flags.depth) {
-            ++posted;
-            const bool signaled = posted % signal_every == 0 || posted == iters;
-            post_read(qp, local, lkey, remote.remote_addr, remote.rkey,
-                      signaled ? IBV_SEND_SIGNALED : 0, posted);
-        }
-        // wr_id counts the reads up to this one, all of which are now done.
-        completed = lab::wait_for_completion(cq, "RDMA read", flags.timeout).wr_id;
-    }
-    lab::print_bandwidth(options.size, iters, Clock::now() - start);
+    const auto elapsed = lab::stream_work_requests(
+        cq, options.iters, flags.depth, "RDMA read",
+        [&](std::uint64_t wr_id, unsigned send_flags) {
+            post_read(qp, local, lkey, remote.remote_addr, remote.rkey, send_flags, wr_id);
+        },
+        flags.timeout);
+    lab::print_bandwidth(options.size, options.iters, elapsed);
 }
 
 // --lat (client): one read at a time, as ib_read_lat does. A read is a whole

@@ -51,6 +51,7 @@ TEST_CASE("09_rdma_read --bw and --lat report like ib_read_bw and ib_read_lat", 
         CHECK(client.out.find("32 reads posted at a time, at most 8 in flight") !=
               std::string::npos);
         CHECK(column_after_header(client.out, 0) == 4096);
+        CHECK(column_after_header(client.out, 1) == 300);
         CHECK(column_after_header(client.out, 2) > 0);
     }
     {
