@@ -7,6 +7,12 @@
 
 namespace lab {
 
+namespace {
+// How often a WaitWatch runs: rarely enough to cost nothing next to the
+// polling, often enough that a lost peer is noticed at once by a person.
+constexpr std::chrono::milliseconds kWatchInterval{50};
+}  // namespace
+
 std::string_view wc_status_hint(ibv_wc_status status) {
     switch (status) {
         case IBV_WC_SUCCESS:
@@ -47,13 +53,14 @@ std::string_view wc_status_hint(ibv_wc_status status) {
     }
 }
 
-ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout) {
+ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const WaitWatch& watch) {
     ibv_wc wc{};
     // The clock is read only every 1024 empty polls: a completion that is
     // already there (the common case in a latency loop) costs no clock read
     // at all. The deadline therefore starts at the first such read, a few
     // microseconds late, which does not matter for a timeout of seconds.
     std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<std::chrono::steady_clock::time_point> next_watch;
     for (unsigned empty_polls = 1;; ++empty_polls) {
         const int found = ibv_poll_cq(cq, 1, &wc);
         if (found < 0) {
@@ -66,9 +73,13 @@ ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout) {
             const auto now = std::chrono::steady_clock::now();
             if (!deadline) {
                 deadline = now + timeout;
+                next_watch = now + kWatchInterval;
             } else if (now > *deadline) {
                 throw Error("no completion within " + std::to_string(timeout.count()) +
                             " ms (hint: did the peer post its side, and is it still running?)");
+            } else if (watch && now > *next_watch) {
+                watch();
+                next_watch = now + kWatchInterval;
             }
         }
     }
@@ -92,8 +103,9 @@ void check_completion(const ibv_wc& wc, std::string_view what) {
     throw Error(message);
 }
 
-ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what, std::chrono::milliseconds timeout) {
-    const ibv_wc wc = poll_completion(cq, timeout);
+ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what, std::chrono::milliseconds timeout,
+                           const WaitWatch& watch) {
+    const ibv_wc wc = poll_completion(cq, timeout, watch);
     check_completion(wc, what);
     return wc;
 }

@@ -13,6 +13,7 @@
 #include <infiniband/verbs.h>
 
 #include <chrono>
+#include <functional>
 #include <string_view>
 
 namespace lab {
@@ -25,11 +26,26 @@ inline constexpr std::chrono::milliseconds kCompletionTimeout{10'000};
 std::string_view wc_status_hint(ibv_wc_status status);
 
 /**
+ * @brief A check run now and then (about every 50 ms) while a wait lasts; it
+ *        ends the wait by throwing a lab::Error.
+ *
+ * Used to notice a peer that went away (Connection::closed_watch(), lesson 05):
+ * when the peer's QP vanishes, a device may report nothing for a long time
+ * (with rxe on Linux 6.1, a client streaming writes, reads or atomics to a
+ * killed server saw no error completion within 20 s), but the peer's TCP
+ * socket closes at once.
+ */
+using WaitWatch = std::function<void()>;
+
+/**
  * @brief Busy-poll @p cq with ibv_poll_cq until one completion arrives (lesson 03).
- * @throws lab::Error when @p timeout passes first, or when ibv_poll_cq fails.
+ * @param watch if set, called about every 50 ms while no completion has come.
+ * @throws lab::Error when @p timeout passes first, when @p watch throws, or
+ *         when ibv_poll_cq fails.
  * @return the completion, whatever its status (see check_completion()).
  */
-ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout = kCompletionTimeout);
+ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout = kCompletionTimeout,
+                       const WaitWatch& watch = {});
 
 /**
  * @brief Throw a lab::Error unless @p wc succeeded: "<what>: work completion failed: <status>
@@ -40,6 +56,7 @@ void check_completion(const ibv_wc& wc, std::string_view what);
 
 /// poll_completion() followed by check_completion(): the usual "wait for this one to finish".
 ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what,
-                           std::chrono::milliseconds timeout = kCompletionTimeout);
+                           std::chrono::milliseconds timeout = kCompletionTimeout,
+                           const WaitWatch& watch = {});
 
 }  // namespace lab

@@ -336,6 +336,22 @@ void Connection::send_bytes(std::span<const std::byte> bytes, std::chrono::milli
     }
 }
 
+void Connection::throw_if_closed() const {
+    // POLLRDHUP: the peer has shut down its side (its process ended, so the
+    // kernel closed its socket), even when bytes it sent are still unread:
+    // a peer waiting at a barrier has already sent its byte before it died.
+    pollfd watched{fd_, POLLRDHUP, 0};
+    const int ready = ::poll(&watched, 1, 0);
+    if (ready < 0 && errno != EINTR) {
+        fail("poll", errno);
+    }
+    if (ready > 0 && (watched.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+        throw Error(
+            "the peer closed the connection while we waited for a completion (hint: did the "
+            "other side exit or crash? its output says why)");
+    }
+}
+
 void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
     std::size_t received = 0;

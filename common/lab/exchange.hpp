@@ -36,6 +36,7 @@
 #include <string>
 #include <string_view>
 
+#include "lab/completion.hpp"
 #include "lab/verbs.hpp"
 
 namespace lab {
@@ -102,6 +103,21 @@ class Connection {
     void send_bytes(std::span<const std::byte> bytes, std::chrono::milliseconds timeout);
     /// Receive exactly @p bytes.size() bytes within @p timeout; throws if the peer closes first.
     void receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds timeout);
+
+    /**
+     * @brief Throw a lab::Error if the peer has closed the connection (it exited or
+     *        crashed), even if bytes it sent before are still unread. Never blocks.
+     */
+    void throw_if_closed() const;
+
+    /**
+     * @brief A WaitWatch that ends a completion wait as soon as the peer is gone:
+     *        wait_for_completion(cq, what, timeout, connection.closed_watch()).
+     *        The Connection must outlive the wait.
+     */
+    [[nodiscard]] WaitWatch closed_watch() const {
+        return [this] { throw_if_closed(); };
+    }
 
     /// The socket, for poll() in programs that wait on it and on a CQ at once.
     [[nodiscard]] int fd() const noexcept { return fd_; }

@@ -38,12 +38,14 @@ std::size_t signal_interval(std::size_t depth);
  *        request is signaled, and so is the last.
  * @param what names the requests in errors, e.g. "RDMA read".
  * @param timeout for each completion (see wait_for_completion()).
+ * @param watch runs while a completion is awaited (see WaitWatch), e.g. to
+ *        notice a peer that went away.
  * @return the time from the first post to the last completion.
  * @throws lab::Error when a completion fails or does not come in time.
  */
 std::chrono::duration<double> stream_work_requests(
     ibv_cq* cq, std::size_t count, std::size_t depth, std::string_view what,
     const std::function<void(std::uint64_t wr_id, unsigned send_flags)>& post,
-    std::chrono::milliseconds timeout = kCompletionTimeout);
+    std::chrono::milliseconds timeout = kCompletionTimeout, const WaitWatch& watch = {});
 
 }  // namespace lab

@@ -98,8 +98,9 @@ std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonF
 }
 
 // Busy-wait until the peer's write changes the last byte of @p area to @p marker.
+// @p peer_gone (lab::Connection::closed_watch) ends the wait early if the peer exits.
 void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
-                     std::chrono::milliseconds timeout) {
+                     std::chrono::milliseconds timeout, const lab::WaitWatch& peer_gone) {
     // The device writes this memory behind the compiler's back: read it through
     // an atomic so that every iteration really loads it.
     std::atomic_ref<std::byte> last(area.back());
@@ -107,15 +108,21 @@ void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
     // usable TSC), so the deadline is set only once the wait has lasted a few
     // thousand spins: a message that is already there costs no clock read.
     std::optional<Clock::time_point> deadline;
+    Clock::time_point next_watch;
     for (unsigned spins = 1; last.load(std::memory_order_acquire) != std::byte{marker}; ++spins) {
         if (spins % 4096 != 0) {
             continue;
         }
+        const auto now = Clock::now();
         if (!deadline) {
-            deadline = Clock::now() + timeout;
-        } else if (Clock::now() > *deadline) {
+            deadline = now + timeout;
+            next_watch = now + std::chrono::milliseconds(50);
+        } else if (now > *deadline) {
             throw lab::Error("no write from the peer within " + std::to_string(timeout.count()) +
                              " ms (hint: is the peer still running, with the same -s and -n?)");
+        } else if (now > next_watch) {
+            peer_gone();  // has the peer's socket closed?
+            next_watch = now + std::chrono::milliseconds(50);
         }
     }
 }
@@ -126,7 +133,7 @@ void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
 // a send queue completes in order.
 void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local, std::uint32_t lkey,
                        const lab::ConnectionInfo& remote, const lab::Options& options,
-                       const LessonFlags& flags) {
+                       const LessonFlags& flags, const lab::WaitWatch& peer_gone) {
     const std::size_t iters = options.iters;
     // Every 8th of 64 (lab::signal_interval): measured on rxe, fewer completions
     // (every 32nd or 64th) made the send queue drain in bursts, and every one
@@ -143,7 +150,7 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local,
                        signaled ? IBV_SEND_SIGNALED : 0, posted);
         }
         // wr_id counts the writes up to this one, all of which are now done.
-        completed = lab::wait_for_completion(cq, "RDMA write", flags.timeout).wr_id;
+        completed = lab::wait_for_completion(cq, "RDMA write", flags.timeout, peer_gone).wr_id;
     }
     lab::print_bandwidth(options.size, iters, Clock::now() - start);
 }
@@ -154,7 +161,8 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local,
 // writes back. Half a round trip is the one-way latency.
 void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> buffer, std::uint32_t lkey,
                      std::uint32_t max_inline, const lab::ConnectionInfo& remote,
-                     const lab::Options& options, const LessonFlags& flags) {
+                     const lab::Options& options, const LessonFlags& flags,
+                     const lab::WaitWatch& peer_gone) {
     const std::size_t size = options.size;
     const auto receive_area = buffer.first(size);       // the peer writes here
     const auto send_area = buffer.subspan(size, size);  // we write from here
@@ -175,13 +183,13 @@ void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> buffer, std::u
     for (std::size_t i = 1; i <= options.iters; ++i) {
         const auto marker = static_cast<std::uint8_t>(i);  // wraps; only a change matters
         if (!is_client) {
-            wait_for_marker(receive_area, marker, flags.timeout);  // the server answers
+            wait_for_marker(receive_area, marker, flags.timeout, peer_gone);  // the server answers
         }
         send_area.back() = std::byte{marker};
         post_write(qp, send_area, lkey, remote.remote_addr, remote.rkey, send_flags, i);
-        lab::wait_for_completion(cq, "RDMA write", flags.timeout);
+        lab::wait_for_completion(cq, "RDMA write", flags.timeout, peer_gone);
         if (is_client) {
-            wait_for_marker(receive_area, marker, flags.timeout);
+            wait_for_marker(receive_area, marker, flags.timeout, peer_gone);
         }
         const auto now = Clock::now();
         const std::chrono::duration<double, std::micro> round_trip = now - previous;
@@ -333,7 +341,7 @@ int main(int argc, char** argv) {
                                  " bytes, fewer than --size (hint: give both sides the same -s)");
             }
             measure_latency(qp.get(), cq.get(), buffer, mr->lkey, max_inline, remote, options,
-                            flags);
+                            flags, connection.closed_watch());
             connection.barrier(flags.timeout);
             return 0;
         }
@@ -365,7 +373,11 @@ int main(int argc, char** argv) {
                 throw lab::Error("the server's region has " + std::to_string(remote.length) +
                                  " bytes, fewer than --size (hint: give both sides the same -s)");
             }
-            measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags);
+            // The TCP connection doubles as a watch on the server: if it exits,
+            // its socket closes at once, while its vanished QP may bring no
+            // error completion here for a long time (none in 20 s on rxe).
+            measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
+                              connection.closed_watch());
             connection.barrier(flags.timeout);
             std::printf("Step 10: cleaning up\n");
             return 0;

@@ -227,7 +227,8 @@ int main(int argc, char** argv) {
             // Step 9b: the doorbells. Each completion says "a message is in
             // slot imm_data"; its byte_len is the length the client wrote.
             for (std::size_t received = 0; received <= messages; ++received) {
-                const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive", timeout);
+                const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive", timeout,
+                                                           connection.closed_watch());
                 const bool has_immediate = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
                 const std::uint32_t immediate = has_immediate ? ntohl(wc.imm_data) : 0;
                 std::printf(
@@ -276,8 +277,8 @@ int main(int argc, char** argv) {
         std::printf("Step 9: posted IBV_WR_SEND_WITH_IMM \"%s\", imm 0x%x\n",
                     std::string(kSendText).c_str(), kSendImmediate);
         for (std::size_t done = 0; done <= messages; ++done) {
-            const ibv_wc wc =
-                lab::wait_for_completion(cq.get(), "write or send with immediate", timeout);
+            const ibv_wc wc = lab::wait_for_completion(cq.get(), "write or send with immediate",
+                                                       timeout, connection.closed_watch());
             std::printf("Step 9: completion %s, wr_id %llu\n",
                         std::string(wc_opcode_name(wc.opcode)).c_str(),
                         static_cast<unsigned long long>(wc.wr_id));

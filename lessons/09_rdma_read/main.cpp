@@ -105,13 +105,13 @@ std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonF
 // max_rd_atomic of them at once; the rest wait in the send queue.
 void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
                        const lab::ConnectionInfo& remote, const lab::Options& options,
-                       const LessonFlags& flags) {
+                       const LessonFlags& flags, const lab::WaitWatch& peer_gone) {
     const auto elapsed = lab::stream_work_requests(
         cq, options.iters, flags.depth, "RDMA read",
         [&](std::uint64_t wr_id, unsigned send_flags) {
             post_read(qp, local, lkey, remote.remote_addr, remote.rkey, send_flags, wr_id);
         },
-        flags.timeout);
+        flags.timeout, peer_gone);
     lab::print_bandwidth(options.size, options.iters, elapsed);
 }
 
@@ -119,14 +119,14 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::
 // round trip (request out, data back), so its time is not halved.
 void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
                      const lab::ConnectionInfo& remote, const lab::Options& options,
-                     const LessonFlags& flags) {
+                     const LessonFlags& flags, const lab::WaitWatch& peer_gone) {
     std::vector<double> microseconds;
     microseconds.reserve(options.iters);
     // One clock reading per iteration: each read ends where the next begins.
     auto previous = Clock::now();
     for (std::size_t i = 1; i <= options.iters; ++i) {
         post_read(qp, local, lkey, remote.remote_addr, remote.rkey, IBV_SEND_SIGNALED, i);
-        lab::wait_for_completion(cq, "RDMA read", flags.timeout);
+        lab::wait_for_completion(cq, "RDMA read", flags.timeout, peer_gone);
         const auto now = Clock::now();
         const std::chrono::duration<double, std::micro> elapsed = now - previous;
         microseconds.push_back(elapsed.count());
@@ -320,13 +320,16 @@ int main(int argc, char** argv) {
                 "Step 9: %zu reads posted at a time, at most %u in flight "
                 "(max_rd_atomic)\n",
                 flags.depth, qp_attr.max_rd_atomic);
-            measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags);
+            // As in lesson 07: the TCP connection notices a server that exits.
+            measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
+                              connection.closed_watch());
             connection.barrier(flags.timeout);
             std::printf("Step 10: cleaning up\n");
             return 0;
         }
         if (flags.mode == Mode::kLatency) {
-            measure_latency(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags);
+            measure_latency(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
+                            connection.closed_watch());
             connection.barrier(flags.timeout);
             std::printf("Step 10: cleaning up\n");
             return 0;

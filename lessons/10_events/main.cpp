@@ -229,9 +229,10 @@ class Receiver {
     std::size_t expected_ = 0;
 };
 
-// The client side of one round: -n sends at --rate per second.
+// The client side of one round: -n sends at --rate per second. @p peer_gone
+// (the TCP connection's watch) ends a wait as soon as the server exits.
 void send_round(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> message, std::uint32_t lkey,
-                const Settings& settings, bool solicit_some) {
+                const Settings& settings, bool solicit_some, const lab::WaitWatch& peer_gone) {
     const auto period = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(1.0 / settings.rate));
     const auto start = Clock::now();
@@ -255,7 +256,7 @@ void send_round(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> message, std::uint3
         }
         ibv_send_wr* bad = nullptr;
         lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
-        lab::wait_for_completion(cq, "send", settings.timeout);
+        lab::wait_for_completion(cq, "send", settings.timeout, peer_gone);
     }
 }
 
@@ -349,7 +350,8 @@ int main(int argc, char** argv) {
             connection.barrier(settings.timeout);
             if (!options.is_server()) {
                 send_round(qp.get(), cq.get(), std::span(buffer).first(settings.size), mr->lkey,
-                           settings, waiting == Waiting::kSolicitedEvents);
+                           settings, waiting == Waiting::kSolicitedEvents,
+                           connection.closed_watch());
                 std::printf("client: sent %zu messages (server waits by %s)\n", settings.messages,
                             waiting_name(waiting));
             } else {

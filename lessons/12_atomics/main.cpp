@@ -343,6 +343,7 @@ int run_client(const lab::Options& options, const Settings& settings) {
     unsigned empty_polls = 0;
     bool idle = false;  // polled in vain for a while: the deadline runs from idle_since
     Clock::time_point idle_since;
+    Clock::time_point next_watch;  // when to look at the server's socket again
     // With one atomic in flight, the round trips are timed in batches of
     // kBatch: reading the clock is not free (under emulation it can cost a
     // microsecond or more), and the median of the batch averages is robust
@@ -377,13 +378,21 @@ int run_client(const lab::Options& options, const Settings& settings) {
             if (++empty_polls % 1024 != 0) {
                 continue;
             }
+            const auto now = Clock::now();
             if (!idle) {
                 idle = true;
-                idle_since = Clock::now();
-            } else if (Clock::now() - idle_since > settings.timeout) {
+                idle_since = now;
+                next_watch = now + std::chrono::milliseconds(50);
+            } else if (now - idle_since > settings.timeout) {
                 throw lab::Error(
                     "fetch-and-add: no completion within the timeout (hint: is "
                     "the server still running?)");
+            } else if (now > next_watch) {
+                // A server that exited closes its socket at once; its vanished
+                // QP may bring no error completion for a long time (none in
+                // 20 s on rxe).
+                connection.throw_if_closed();
+                next_watch = now + std::chrono::milliseconds(50);
             }
             continue;
         }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -181,6 +182,41 @@ TEST_CASE("a peer that closes early makes the barrier fail at once", "[exchange]
     CHECK(contains(error, "the peer"));
     CHECK((contains(error, "closed") || contains(error, "reset")));
     CHECK(Clock::now() - start < 5s);  // noticed at once, not at the deadline
+}
+
+TEST_CASE("throw_if_closed tells a peer that is gone from one that is quiet", "[exchange]") {
+    const auto tcp_port = port();
+    SECTION("a quiet peer is still there") {
+        std::promise<void> checked;
+        std::thread peer([&] {
+            auto connection = lab::Connection::connect_to("127.0.0.1", tcp_port, 5s);
+            checked.get_future().wait();  // keeps its socket open meanwhile
+        });
+        auto connection = lab::Connection::accept_one(tcp_port, 10s);
+        CHECK(error_of([&] { connection.throw_if_closed(); }).empty());
+        checked.set_value();
+        peer.join();
+    }
+    SECTION("a peer that sent a byte, then died: gone, and its byte can still be read") {
+        // As a peer that died waiting at a barrier: its byte arrived first.
+        const std::array<std::byte, 1> one_byte{std::byte{1}};
+        std::thread peer([&] { raw_peer(tcp_port, one_byte); });
+        auto connection = lab::Connection::accept_one(tcp_port, 10s);
+        peer.join();
+        CHECK(contains(error_of([&] { connection.throw_if_closed(); }),
+                       "the peer closed the connection"));
+        std::array<std::byte, 1> received{};
+        connection.receive_bytes(received, 5s);
+        CHECK(received[0] == std::byte{1});
+    }
+    SECTION("a peer that closed: a completion wait watching it ends") {
+        std::thread peer(
+            [&] { auto connection = lab::Connection::connect_to("127.0.0.1", tcp_port, 5s); });
+        auto connection = lab::Connection::accept_one(tcp_port, 10s);
+        peer.join();
+        const auto watch = connection.closed_watch();
+        CHECK(contains(error_of(watch), "the peer closed the connection while we waited"));
+    }
 }
 
 TEST_CASE("the client retries a refused connection until the server starts", "[exchange]") {
