@@ -1,6 +1,5 @@
 #include "lab/completion.hpp"
 
-#include <optional>
 #include <string>
 
 #include "lab/check.hpp"
@@ -53,14 +52,31 @@ std::string_view wc_status_hint(ibv_wc_status status) {
     }
 }
 
+bool BusyWaitDeadline::still_waiting() {
+    const auto now = std::chrono::steady_clock::now();
+    if (!started_) {
+        started_ = true;
+        deadline_ = now + timeout_;
+        next_watch_ = now + kWatchInterval;
+        return true;
+    }
+    if (now > deadline_) {
+        return false;
+    }
+    if (*watch_ && now > next_watch_) {
+        (*watch_)();
+        next_watch_ = now + kWatchInterval;
+    }
+    return true;
+}
+
 ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const WaitWatch& watch) {
     ibv_wc wc{};
     // The clock is read only every 1024 empty polls: a completion that is
     // already there (the common case in a latency loop) costs no clock read
     // at all. The deadline therefore starts at the first such read, a few
     // microseconds late, which does not matter for a timeout of seconds.
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-    std::optional<std::chrono::steady_clock::time_point> next_watch;
+    BusyWaitDeadline deadline(timeout, watch);
     for (unsigned empty_polls = 1;; ++empty_polls) {
         const int found = ibv_poll_cq(cq, 1, &wc);
         if (found < 0) {
@@ -69,18 +85,9 @@ ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const Wait
         if (found == 1) {
             return wc;
         }
-        if (empty_polls % 1024 == 0) {
-            const auto now = std::chrono::steady_clock::now();
-            if (!deadline) {
-                deadline = now + timeout;
-                next_watch = now + kWatchInterval;
-            } else if (now > *deadline) {
-                throw Error("no completion within " + std::to_string(timeout.count()) +
-                            " ms (hint: did the peer post its side, and is it still running?)");
-            } else if (watch && now > *next_watch) {
-                watch();
-                next_watch = now + kWatchInterval;
-            }
+        if (empty_polls % 1024 == 0 && !deadline.still_waiting()) {
+            throw Error("no completion within " + std::to_string(timeout.count()) +
+                        " ms (hint: did the peer post its side, and is it still running?)");
         }
     }
 }

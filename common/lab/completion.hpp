@@ -38,6 +38,37 @@ std::string_view wc_status_hint(ibv_wc_status status);
 using WaitWatch = std::function<void()>;
 
 /**
+ * @brief The clock side of a bounded busy wait (lesson 03): its deadline and its watch.
+ *
+ * A busy loop calls still_waiting() every few thousand empty polls, not on
+ * every one: reading the clock is not free. The first call starts the
+ * deadline, so a result that is already there costs no clock read at all;
+ * later calls run the watch about every 50 ms and return false once the
+ * timeout has passed. A loop that waits more than once calls reset() after
+ * each arrival.
+ */
+class BusyWaitDeadline {
+  public:
+    /// @param watch may be empty; it must outlive this object.
+    explicit BusyWaitDeadline(std::chrono::milliseconds timeout, const WaitWatch& watch = {})
+        : timeout_(timeout), watch_(&watch) {}
+
+    /// false once the timeout has passed; true otherwise, after running the watch if it is due.
+    /// @throws whatever the watch throws.
+    [[nodiscard]] bool still_waiting();
+
+    /// Something arrived: the next still_waiting() starts a new deadline.
+    void reset() noexcept { started_ = false; }
+
+  private:
+    std::chrono::milliseconds timeout_;
+    const WaitWatch* watch_;
+    bool started_ = false;
+    std::chrono::steady_clock::time_point deadline_;
+    std::chrono::steady_clock::time_point next_watch_;
+};
+
+/**
  * @brief Busy-poll @p cq with ibv_poll_cq until one completion arrives (lesson 03).
  * @param watch if set, called about every 50 ms while no completion has come.
  * @throws lab::Error when @p timeout passes first, when @p watch throws, or

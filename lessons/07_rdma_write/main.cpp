@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -105,24 +104,14 @@ void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
     // an atomic so that every iteration really loads it.
     std::atomic_ref<std::byte> last(area.back());
     // Reading the clock is not free (a system call on a machine without a
-    // usable TSC), so the deadline is set only once the wait has lasted a few
-    // thousand spins: a message that is already there costs no clock read.
-    std::optional<Clock::time_point> deadline;
-    Clock::time_point next_watch;
+    // usable TSC), so it is read only every few thousand spins: a message that
+    // is already there costs no clock read. The same deadline also runs
+    // peer_gone now and then.
+    lab::BusyWaitDeadline deadline(timeout, peer_gone);
     for (unsigned spins = 1; last.load(std::memory_order_acquire) != std::byte{marker}; ++spins) {
-        if (spins % 4096 != 0) {
-            continue;
-        }
-        const auto now = Clock::now();
-        if (!deadline) {
-            deadline = now + timeout;
-            next_watch = now + std::chrono::milliseconds(50);
-        } else if (now > *deadline) {
+        if (spins % 4096 == 0 && !deadline.still_waiting()) {
             throw lab::Error("no write from the peer within " + std::to_string(timeout.count()) +
                              " ms (hint: is the peer still running, with the same -s and -n?)");
-        } else if (now > next_watch) {
-            peer_gone();  // has the peer's socket closed?
-            next_watch = now + std::chrono::milliseconds(50);
         }
     }
 }

@@ -341,9 +341,11 @@ int run_client(const lab::Options& options, const Settings& settings) {
     std::uint64_t last_fetched = 0;
     bool increasing = true;
     unsigned empty_polls = 0;
-    bool idle = false;  // polled in vain for a while: the deadline runs from idle_since
-    Clock::time_point idle_since;
-    Clock::time_point next_watch;  // when to look at the server's socket again
+    // A server that exited closes its socket at once; its vanished QP may
+    // bring no error completion for a long time (none in 20 s on rxe): while
+    // the loop polls in vain, the deadline also looks at the socket.
+    const lab::WaitWatch server_gone = connection.closed_watch();
+    lab::BusyWaitDeadline idle_deadline(settings.timeout, server_gone);
     // With one atomic in flight, the round trips are timed in batches of
     // kBatch: reading the clock is not free (under emulation it can cost a
     // microsecond or more), and the median of the batch averages is robust
@@ -375,28 +377,14 @@ int run_client(const lab::Options& options, const Settings& settings) {
         }
         if (found == 0) {
             // Reading the clock on every empty poll would slow the loop down.
-            if (++empty_polls % 1024 != 0) {
-                continue;
-            }
-            const auto now = Clock::now();
-            if (!idle) {
-                idle = true;
-                idle_since = now;
-                next_watch = now + std::chrono::milliseconds(50);
-            } else if (now - idle_since > settings.timeout) {
+            if (++empty_polls % 1024 == 0 && !idle_deadline.still_waiting()) {
                 throw lab::Error(
                     "fetch-and-add: no completion within the timeout (hint: is "
                     "the server still running?)");
-            } else if (now > next_watch) {
-                // A server that exited closes its socket at once; its vanished
-                // QP may bring no error completion for a long time (none in
-                // 20 s on rxe).
-                connection.throw_if_closed();
-                next_watch = now + std::chrono::milliseconds(50);
             }
             continue;
         }
-        idle = false;
+        idle_deadline.reset();
         empty_polls = 0;
         for (const ibv_wc& wc : std::span(wcs).first(static_cast<std::size_t>(found))) {
             lab::check_completion(wc, "fetch-and-add");

@@ -70,8 +70,8 @@ void check_remote_access_error(const std::string& lesson_name, const std::string
  * waits for) loses its peer mid-transfer. One SECTION kills the client: the
  * server fails at once, with "the peer", well before its 10 s timeout. The
  * other kills the server: the client's wait for a completion ends as soon as
- * the server's socket closes, with the same words. @p client_running_text is what the client prints
- * once its transfers are under way.
+ * the server's socket closes, with the same words. @p client_running_text is
+ * what the client prints once its transfers are under way.
  */
 void check_peer_killed_mid_transfer(const std::string& lesson_name,
                                     const std::string& client_running_text);
