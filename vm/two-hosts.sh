@@ -4,7 +4,7 @@
 # Ethernet cable (qemu's socket netdev: frames travel as UDP datagrams over the
 # host's loopback, nowhere else).
 #
-#   docker/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]
+#   vm/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]
 #
 # The server VM (10.77.1.1) runs PROGRAM ARGS, the client VM (10.77.1.2) runs
 # PROGRAM ARGS 10.77.1.1. A one-process lesson (lesson 01, say) runs on both
@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-[ $# -ge 1 ] || die "usage: docker/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]"
+[ $# -ge 1 ] || die "usage: vm/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]"
 [[ $timeout_seconds =~ ^[0-9]+$ ]] || die "--timeout must be a whole number of seconds, not '$timeout_seconds'"
 case "$fault" in "" | server-boot | client-boot | server-exit | client-exit) ;;
 *) die "RDMA_LAB_TWO_HOSTS_FAULT must be server-boot, client-boot, server-exit or client-exit, not '$fault'" ;;

@@ -17,7 +17,7 @@ if missing=$("$here/install-deps.sh" --check 2>&1); then ok "all packages instal
 if [ -d /sys/module/rdma_rxe ]; then
     ok "rdma_rxe is loaded"
 elif modprobe -n rdma_rxe >/dev/null 2>&1; then
-    note "rdma_rxe is available but not loaded: sudo docker/setup-rxe.sh"
+    note "rdma_rxe is available but not loaded: sudo setup/setup-rxe.sh"
 else
     note "this kernel has no rdma_rxe module (Ubuntu: linux-modules-extra-$(uname -r)); the micro-VM will be used"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run one command inside a throwaway micro-VM that has a Soft-RoCE device.
 #
-#   docker/microvm.sh [--timeout SECONDS] [WIRE OPTIONS] [--] [COMMAND...]
+#   vm/microvm.sh [--timeout SECONDS] [WIRE OPTIONS] [--] [COMMAND...]
 #
 # With no command it opens an interactive shell. The VM boots the Debian
 # kernel (the host's own if it is installed and ships rdma_rxe, otherwise one
@@ -12,7 +12,7 @@
 # Without wire options the VM has no network card: nothing leaves it.
 # Exit status: the command's. RDMA_LAB_VM_APPEND adds kernel parameters.
 #
-# Wire options (docker/two-hosts.sh uses them to join two VMs): the VM gets a
+# Wire options (vm/two-hosts.sh uses them to join two VMs): the VM gets a
 # virtio network card whose frames travel as UDP datagrams over the host's
 # loopback, and its rxe0 sits on that card instead of on a dummy netdev.
 #   --wire LOCAL_PORT:PEER_PORT   UDP ports on 127.0.0.1: this VM's end, the peer's

@@ -11,7 +11,7 @@ hostname rdma-lab-vm 2>/dev/null
 
 ip link set lo up
 if [ -f /run/lab/wire ]; then
-    # On a wire (docker/two-hosts.sh): rxe0 on the virtio network card, which
+    # On a wire (vm/two-hosts.sh): rxe0 on the virtio network card, which
     # carries the frames to the other VM.
     read -r address peer </run/lab/wire
     netdev=

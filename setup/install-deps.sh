@@ -3,7 +3,7 @@
 # or Ubuntu 22.04+). Used by './lab setup', './lab test' and the Dockerfile,
 # so the list lives here only. Prints the packages before installing them.
 #
-#   docker/install-deps.sh [--check]    --check: only report what is missing
+#   setup/install-deps.sh [--check]    --check: only report what is missing
 set -euo pipefail
 
 packages=(
