@@ -19,3 +19,16 @@ endforeach()
 lab_add_test(test_two_hosts vm/test_two_hosts.cpp
   LABELS two-hosts TIMEOUT 600 DEPENDS roce_decode ${two_host_lessons})
 target_compile_definitions(test_two_hosts PRIVATE ${two_host_definitions})
+
+# The build's list of server-and-client programs (programs.tsv) agrees with the
+# lessons' command lines; it runs every lesson's --help, so it depends on them.
+file(GLOB lesson_folders LIST_DIRECTORIES true "${PROJECT_SOURCE_DIR}/lessons/[0-9][0-9]_*")
+set(lesson_targets "")
+foreach(folder IN LISTS lesson_folders)
+  get_filename_component(lesson_name "${folder}" NAME)
+  if(TARGET ${lesson_name})
+    list(APPEND lesson_targets ${lesson_name})
+  endif()
+endforeach()
+lab_add_test(test_program_roles vm/test_program_roles.cpp
+  LABELS unit TIMEOUT 60 DEPENDS ${lesson_targets})

@@ -68,12 +68,13 @@ case "$program" in
 *) die "$program is outside the repository, so the VMs cannot see it" ;;
 esac
 
-# A lesson whose main.cpp never takes a SERVER argument runs on both hosts as is.
-source_file=$repo/lessons/$(basename "$program")/main.cpp
+# A one-process program (lesson 01, say) runs on both hosts as it is; the
+# build says which programs are a server and a client (vm/program-role.sh).
+# A program it does not list gets the server's address on the client side.
 pair=1
-if [ -f "$source_file" ] && ! grep -q kServerArg "$source_file"; then
+if [ "$("$here/program-role.sh" "$program" || true)" = one-process ]; then
     pair=0
-    echo "two-hosts: $(basename "$program") is a one-process lesson: it runs on both hosts" >&2
+    echo "two-hosts: $(basename "$program") is a one-process program: it runs on both hosts" >&2
 fi
 
 # Two UDP ports on the loopback that nobody uses: one for each end of the wire.
