@@ -48,16 +48,17 @@ progress() { # LABEL LOG KIND
                 elif [[ $line == Get:* ]]; then
                     fetched=$((fetched + 1))
                     status="downloaded $fetched of $total packages"
-                elif [[ $line == Setting\ up* ]]; then
+                elif [[ $line =~ ^Setting\ up\ ([^ ]+) ]]; then
                     configured=$((configured + 1))
-                    status="set up $configured of $total packages"
+                    status="set up $configured of $total packages (now ${BASH_REMATCH[1]})"
                 fi
                 ;;
             debootstrap)
                 case "$line" in
                 "I: Retrieving "*) retrieved=$((retrieved + 1)) && status="downloaded $retrieved packages" ;;
-                "I: Unpacking "* | "I: Extracting "*) unpacked=$((unpacked + 1)) && status="unpacked $unpacked of $retrieved packages" ;;
-                "I: Configuring "*) configured=$((configured + 1)) && status="configured $configured of $retrieved packages" ;;
+                "I: Extracting "*) unpacked=$((unpacked + 1)) && status="extracted $unpacked of $retrieved packages" ;;
+                "I: Unpacking "*) status="installing the base system: ${line#I: }" ;;
+                "I: Configuring "*) configured=$((configured + 1)) && status="configured $configured packages (now ${line#I: Configuring })" ;;
                 "I: Validating "*) ;;
                 "I: "*) status=${line#I: } ;;
                 esac
