@@ -50,7 +50,6 @@ done
 # repository at the same path, in a mount namespace of its own (so that every
 # mount goes away with the command, whatever happens).
 in_root() { # COMMAND...
-    mkdir -p "$root$repo"
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
     local workdir
     workdir=$(pwd)
@@ -63,6 +62,7 @@ in_root() { # COMMAND...
             mount --rbind /dev "$root/dev" &&
             mount --rbind /sys "$root/sys" &&
             mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" &&
+            mkdir -p "$root$repo" && # (after /tmp: a repository may live under it)
             mount --bind "$repo" "$root$repo" || exit 3
         exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
