@@ -106,7 +106,7 @@ done
 
 if [ ${#to_run[@]} -gt 0 ]; then
     echo "grade: running the checks on an RDMA device"
-    "$repo/docker/on-target.sh" "$repo/grading/run-checks.sh" "$reports" "${to_run[@]}" ||
+    "$repo/vm/on-target.sh" "$repo/grading/run-checks.sh" "$reports" "${to_run[@]}" ||
         echo "grade: the run on the device ended with status $? (results so far are used)" >&2
 fi
 

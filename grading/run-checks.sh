@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the checks of built exercises one by one, on an RDMA device, and record
-# each result. Called by grading/grade.sh through docker/on-target.sh (so on
+# each result. Called by grading/grade.sh through vm/on-target.sh (so on
 # the host's device or inside the micro-VM); it builds nothing.
 #
 #   grading/run-checks.sh OUT_DIR NN_name=CHECK_PROGRAM...

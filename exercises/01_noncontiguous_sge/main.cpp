@@ -9,9 +9,9 @@
 //
 // Run (inside the micro-VM or on a host with an RDMA device), after ./lab build:
 //   cd build/default/exercises/01_noncontiguous_sge
-//   ../../../../docker/on-target.sh ./ex01_noncontiguous_sge --block-size 64 --block-num 100
+//   ../../../../vm/on-target.sh ./ex01_noncontiguous_sge --block-size 64 --block-num 100
 //   --stride 128
-//   ../../../../docker/on-target.sh ./ex01_noncontiguous_sge --csv sweep.csv
+//   ../../../../vm/on-target.sh ./ex01_noncontiguous_sge --csv sweep.csv
 // (the same program of the reference solution is
 // build/default/solutions/.../sol01_noncontiguous_sge)
 //

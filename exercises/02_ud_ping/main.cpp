@@ -5,7 +5,7 @@
 // same bytes; A prints the round trip. Every datagram goes through the device.
 //
 // Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   docker/on-target.sh build/default/exercises/02_ud_ping/ex02_ud_ping -n 5 -s 64
+//   vm/on-target.sh build/default/exercises/02_ud_ping/ex02_ud_ping -n 5 -s 64
 // A size above the path MTU (1024 on rxe) is refused before anything is sent.
 
 #include <algorithm>

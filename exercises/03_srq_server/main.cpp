@@ -7,7 +7,7 @@
 // SRQ when the limit event says it is running low.
 //
 // Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   docker/on-target.sh build/default/exercises/03_srq_server/ex03_srq_server -n 6
+//   vm/on-target.sh build/default/exercises/03_srq_server/ex03_srq_server -n 6
 
 #include <array>
 #include <cstdio>

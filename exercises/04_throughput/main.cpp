@@ -6,7 +6,7 @@
 // it next to ib_send_bw on the same device.
 //
 // Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   docker/on-target.sh build/default/exercises/04_throughput/ex04_throughput -s 64 -n 20000
+//   vm/on-target.sh build/default/exercises/04_throughput/ex04_throughput -s 64 -n 20000
 
 #include <chrono>
 #include <cstdio>

@@ -8,7 +8,7 @@
 // to read completion statuses and QP transition errors.
 //
 // Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   docker/on-target.sh build/default/exercises/05_fix_the_connection/ex05_fix_the_connection
+//   vm/on-target.sh build/default/exercises/05_fix_the_connection/ex05_fix_the_connection
 // Check with: ./lab grade
 
 #include <iostream>

@@ -163,6 +163,19 @@ int main(int argc, char** argv) {
         print_field("max_mw", device_attr.max_mw);
         print_field("atomic_cap", atomic_cap_name(device_attr.atomic_cap));
 
+        // ibv_query_device_ex adds what newer kernels report: more capability
+        // bits (Linux 6.12's rxe sets FLUSH and ATOMIC_WRITE, bits 38-40, that
+        // 6.1's lacks) and on-demand paging (ODP: memory used without pinning).
+        ibv_device_attr_ex device_attr_ex{};
+        lab::check(ibv_query_device_ex(context.get(), nullptr, &device_attr_ex),
+                   "ibv_query_device_ex");
+        char flags_ex[24];
+        std::snprintf(flags_ex, sizeof flags_ex, "0x%llX",
+                      static_cast<unsigned long long>(device_attr_ex.device_cap_flags_ex));
+        print_field("device_cap_flags_ex", std::string_view(flags_ex));
+        const bool odp = (device_attr_ex.odp_caps.general_caps & IBV_ODP_SUPPORT) != 0;
+        print_field("odp", odp ? "supported (general_caps has IBV_ODP_SUPPORT)" : "not reported");
+
         // Step 3b: query the port. Only an ACTIVE port moves data; the active
         // MTU is the largest path MTU a QP on it may use (lesson 04).
         const std::uint8_t port = options.ib_port;
@@ -180,6 +193,11 @@ int main(int argc, char** argv) {
                                    std::to_string(port_attr.max_mtu) + ")");
         print_field("active_mtu", std::string(lab::mtu_name(port_attr.active_mtu)) + " (" +
                                       std::to_string(port_attr.active_mtu) + ")");
+        // The largest message one work request may carry (rxe: 8 MiB on Linux
+        // 6.1, 2 GiB on 6.12): read it, never assume it.
+        char msg_sz[24];
+        std::snprintf(msg_sz, sizeof msg_sz, "0x%x", port_attr.max_msg_sz);
+        print_field("max_msg_sz", std::string_view(msg_sz));
         print_field("link_layer", link_layer_name(port_attr.link_layer));
         print_field("port_lid", port_attr.lid);
         print_field("gid_tbl_len", port_attr.gid_tbl_len);

@@ -1,8 +1,8 @@
 # The fuzz target of the exchange parser (tests/fuzz/fuzz_exchange.cpp), built
 # with clang's libFuzzer, AddressSanitizer and UBSan, whatever compiler builds
 # the rest, and registered as a short bounded CTest run (label fuzz).
-# Without clang++ and libFuzzer (Debian: clang, libclang-rt-14-dev) it is
-# skipped with a message.
+# Without clang++ and libFuzzer (Debian: clang and libclang-rt-N-dev for
+# clang's major version N) it is skipped with a message naming the package.
 find_program(LAB_FUZZ_CXX NAMES clang++ clang++-16 clang++-15 clang++-14)
 set(lab_fuzz_ok FALSE)
 if(LAB_FUZZ_CXX)
@@ -20,8 +20,19 @@ if(LAB_FUZZ_CXX)
 endif()
 
 if(NOT lab_fuzz_ok)
+  # libFuzzer ships in a package named after clang's major version (Debian 12:
+  # libclang-rt-14-dev, Debian 13: libclang-rt-19-dev).
+  set(runtime_package "libclang-rt-N-dev, N = clang's major version")
+  if(LAB_FUZZ_CXX)
+    execute_process(COMMAND "${LAB_FUZZ_CXX}" -dumpversion OUTPUT_VARIABLE clang_version
+                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    string(REGEX MATCH "^[0-9]+" clang_major "${clang_version}")
+    if(clang_major)
+      set(runtime_package "libclang-rt-${clang_major}-dev")
+    endif()
+  endif()
   message(STATUS "fuzz: clang++ with libFuzzer not found; fuzz_exchange is skipped "
-                 "(install clang and libclang-rt-14-dev)")
+                 "(install clang and ${runtime_package}; ./lab setup does)")
   return()
 endif()
 

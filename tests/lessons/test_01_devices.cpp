@@ -54,14 +54,30 @@ TEST_CASE("01_devices agrees with ibv_devinfo -v on every field both print", "[l
         }
     }
     // Everything later lessons depend on must be among the compared fields.
-    for (const char* name :
-         {"max_qp", "max_qp_wr", "max_sge", "max_cqe", "max_mr_size", "atomic_cap",
-          "max_qp_rd_atom", "state", "link_layer", "active_mtu", "GID[  0]"}) {
+    for (const char* name : {"max_qp", "max_qp_wr", "max_sge", "max_cqe", "max_mr_size",
+                             "atomic_cap", "max_qp_rd_atom", "state", "link_layer", "active_mtu",
+                             "max_msg_sz", "device_cap_flags_ex", "GID[  0]"}) {
         INFO("field " << name);
         CHECK(ours.count(name) == 1);
         CHECK(theirs.count(name) == 1);
     }
     CHECK(compared >= 20);
+}
+
+TEST_CASE("01_devices says whether the device reports on-demand paging, as ibv_devinfo does",
+          "[lesson01]") {
+    const auto lesson_run = run({lesson("01_devices")});
+    INFO(lesson_run.out << lesson_run.err);
+    REQUIRE(lesson_run.exit_code == 0);
+    const auto devinfo =
+        run({"/usr/bin/ibv_devinfo", "-v", "-d", opened_device(lesson_run.out), "-i", "1"});
+    REQUIRE(devinfo.exit_code == 0);
+    // ibv_devinfo lists ODP_SUPPORT under general_odp_caps when the device has it.
+    const bool devinfo_odp = devinfo.out.find("ODP_SUPPORT") != std::string::npos;
+    const auto ours = fields(lesson_run.out);
+    REQUIRE(ours.count("odp") == 1);
+    CHECK(ours.at("odp") ==
+          (devinfo_odp ? "supported (general_caps has IBV_ODP_SUPPORT)" : "not reported"));
 }
 
 TEST_CASE("01_devices chooses the RoCE v2 IPv4-mapped GID automatically", "[lesson01]") {

@@ -3,10 +3,15 @@
 # timeout. (Catch2's own catch_discover_tests cannot give a test two labels.)
 #
 # Inputs (-D): PROGRAM, OUTPUT, PREFIX, LABELS (comma-separated), TIMEOUT, CATCH_VERSION.
+# Catch2 v2 and v3 differ here: v3 lists with --list-tests --verbosity quiet
+# and fails a run whose test spec matches no test by itself; v2 lists with
+# --list-test-names-only and needs --warn NoTests for that (v3 removed the flag).
 if(CATCH_VERSION EQUAL 3)
   set(list_args --list-tests --verbosity quiet)
+  set(run_args "")
 else()
   set(list_args --list-test-names-only)
+  set(run_args " --warn NoTests")
 endif()
 execute_process(COMMAND "${PROGRAM}" ${list_args}
                 OUTPUT_VARIABLE listing RESULT_VARIABLE status TIMEOUT 30)
@@ -26,7 +31,7 @@ foreach(name IN LISTS names)
   # In a Catch2 test spec, commas and brackets are syntax: escape them.
   string(REGEX REPLACE "([],[\\\\])" "\\\\\\1" spec "${name}")
   string(APPEND script
-    "add_test([==[${PREFIX}${name}]==] [==[${PROGRAM}]==] [==[${spec}]==] --warn NoTests)\n"
+    "add_test([==[${PREFIX}${name}]==] [==[${PROGRAM}]==] [==[${spec}]==]${run_args})\n"
     "set_tests_properties([==[${PREFIX}${name}]==] PROPERTIES"
     " LABELS [==[${labels}]==] TIMEOUT ${TIMEOUT} WORKING_DIRECTORY [==[${directory}]==])\n")
 endforeach()

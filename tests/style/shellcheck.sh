@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every shell script of the course passes shellcheck: *.sh and scripts with a
-# shell #! line in docker/, bench/, grading/, slides/, docs/, tests/, plus
+# shell #! line in docker/, vm/, setup/, bench/, grading/, slides/, docs/, tests/, plus
 # ./lab and .ci/run. Exit 77 (reported as skipped) when shellcheck is missing.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -17,7 +17,7 @@ while IFS= read -r -d '' file; do
     *.sh) scripts+=("$file") ;;
     *) head -n 1 "$file" | grep -qE '^#!.*\b(ba|da)?sh\b' && scripts+=("$file") ;;
     esac
-done < <(find docker bench grading slides docs tests -type f ! -path '*/build/*' ! -path '*/node_modules/*' -print0 2>/dev/null | sort -z)
+done < <(find docker vm setup bench grading slides docs tests -type f ! -path '*/build/*' ! -path '*/node_modules/*' -print0 2>/dev/null | sort -z)
 
 echo "shellcheck $(shellcheck --version | awk '/^version:/ {print $2}') on ${#scripts[@]} scripts"
 if shellcheck --external-sources "${scripts[@]}"; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every C++ file of the course is formatted as the repository's .clang-format
-# says: common/, lessons/, exercises/, solutions/, tests/, docker/, bench/.
+# says: common/, lessons/, exercises/, solutions/, tests/, tools/, bench/.
 # Prints each file that is not, with the command that fixes it. Exit 77
 # (reported as skipped) when clang-format is missing.
 set -uo pipefail
@@ -12,7 +12,7 @@ if ! command -v clang-format >/dev/null; then
     exit 77
 fi
 
-mapfile -d '' files < <(find common lessons exercises solutions tests docker bench -type f \
+mapfile -d '' files < <(find common lessons exercises solutions tests tools bench -type f \
     \( -name '*.cpp' -o -name '*.hpp' \) ! -path '*/build/*' ! -path '*/node_modules/*' -print0 2>/dev/null | sort -z)
 echo "$(clang-format --version | head -n 1) on ${#files[@]} files"
 unformatted=()

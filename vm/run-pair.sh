@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run a two-process lesson: the server, then the client pointed at it.
 #
-#   docker/run-pair.sh PROGRAM [ARGS...]
+#   vm/run-pair.sh PROGRAM [ARGS...]
 #
 # Every output line is prefixed with [server] or [client]. The exit status is
 # non-zero when either side fails; a side still running after

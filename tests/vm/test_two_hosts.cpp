@@ -1,4 +1,4 @@
-// Two hosts on a wire (docker/two-hosts.sh) and the wire view (docker/capture.sh).
+// Two hosts on a wire (vm/two-hosts.sh) and the wire view (vm/capture.sh).
 // These tests boot two micro-VMs themselves, so they run on the build host,
 // never inside the micro-VM: there they say so and pass without running.
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <chrono>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "support/catch.hpp"
 #include "support/process.hpp"
@@ -16,8 +17,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kTwoHosts = LAB_SOURCE_DIR "/docker/two-hosts.sh";
-const std::string kCapture = LAB_SOURCE_DIR "/docker/capture.sh";
+const std::string kTwoHosts = LAB_SOURCE_DIR "/vm/two-hosts.sh";
+const std::string kCapture = LAB_SOURCE_DIR "/vm/capture.sh";
 
 // vm-guest.sh names the micro-VM rdma-lab-vm.
 bool inside_micro_vm() {
@@ -205,9 +206,10 @@ TEST_CASE("the micro-VM without qemu names the package to install", "[two-hosts]
     const std::string bin = "/tmp/lab-no-qemu-" + std::to_string(::getpid());
     REQUIRE(run({"/bin/mkdir", "-p", bin}).exit_code == 0);
     REQUIRE(run({"/bin/ln", "-sf", "/usr/bin/dirname", bin + "/dirname"}).exit_code == 0);
-    const auto result = run({"/usr/bin/env", "PATH=" + bin, "/bin/bash",
-                             LAB_SOURCE_DIR "/docker/microvm.sh", "--", "true"},
-                            30s);
+    const std::string microvm = LAB_SOURCE_DIR "/vm/microvm.sh";
+    const std::vector<std::string> command = {"/usr/bin/env", "PATH=" + bin, "/bin/bash",
+                                              microvm,        "--",          "true"};
+    const auto result = run(command, 30s);
     run({"/bin/rm", "-rf", bin});
     INFO(result.out << result.err);
     CHECK(result.exit_code == 2);

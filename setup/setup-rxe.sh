@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create a Soft-RoCE device on the host: docker/setup-rxe.sh [NETDEV] [RXE_NAME]
+# Create a Soft-RoCE device on the host: setup/setup-rxe.sh [NETDEV] [RXE_NAME]
 #
 # Idempotent: when an rxe device already sits on NETDEV it only reports it.
 # NETDEV defaults to the interface of the default route. Needs root (or
@@ -15,7 +15,7 @@ die() {
     exit 2
 }
 
-[ -n "$netdev" ] || die "no default route, so no network interface to use: name one, e.g. docker/setup-rxe.sh eth0"
+[ -n "$netdev" ] || die "no default route, so no network interface to use: name one, e.g. setup/setup-rxe.sh eth0"
 ip link show "$netdev" >/dev/null 2>&1 || die "network interface '$netdev' does not exist (see 'ip link')"
 command -v rdma >/dev/null || die "the 'rdma' tool is missing: install iproute2"
 

@@ -7,11 +7,12 @@ set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C.UTF-8
 stty -onlcr 2>/dev/null # no CR before every LF on the serial console
-hostname rdma-lab-vm 2>/dev/null
+# The tests recognise the micro-VM by this name (some userlands lack hostname(1)).
+hostname rdma-lab-vm 2>/dev/null || echo rdma-lab-vm >/proc/sys/kernel/hostname
 
 ip link set lo up
 if [ -f /run/lab/wire ]; then
-    # On a wire (docker/two-hosts.sh): rxe0 on the virtio network card, which
+    # On a wire (vm/two-hosts.sh): rxe0 on the virtio network card, which
     # carries the frames to the other VM.
     read -r address peer </run/lab/wire
     netdev=

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # ./lab capture: watch a lesson on the wire.
 #
-#   docker/capture.sh [--preset P | --build-dir DIR] [--pcap FILE] [--limit N] LESSON [ARGS...]
+#   vm/capture.sh [--preset P | --build-dir DIR] [--pcap FILE] [--limit N] LESSON [ARGS...]
 #
-# Builds LESSON, runs it across two micro-VMs (docker/two-hosts.sh) while qemu
+# Builds LESSON, runs it across two micro-VMs (vm/two-hosts.sh) while qemu
 # records every Ethernet frame on the virtual wire to a pcap file (default
 # build/PRESET/capture/LESSON.pcap; Wireshark opens it), then prints the RoCE
 # v2 packets (UDP 4791) decoded from their Base Transport Header: opcode,
@@ -57,11 +57,11 @@ dir=$(find lessons -mindepth 1 -maxdepth 1 -type d \( -name "$lesson" -o -name "
 [ -n "$dir" ] || die "no lesson '$lesson' (the lessons are: $(find lessons -mindepth 1 -maxdepth 1 -type d -printf '%f ' | sort))"
 name=$(basename "$dir")
 
-# The lesson, built the way ./lab builds it.
-build_command=(cmake --build --preset "$preset" --target "$name")
+# The lesson and the decoder (tools/roce-decode), built the way ./lab builds them.
+build_command=(cmake --build --preset "$preset" --target "$name" roce_decode)
 if [ -n "$build" ]; then
     [ -f "$build/CMakeCache.txt" ] || die "$build is not a configured build folder"
-    build_command=(cmake --build "$build" --target "$name")
+    build_command=(cmake --build "$build" --target "$name" roce_decode)
 else
     build=$repo/build/$preset
     if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -70,15 +70,10 @@ else
 fi
 "${build_command[@]}" >"$build/capture-build.log" 2>&1 || {
     grep -E 'error|Error' "$build/capture-build.log" | head -n 20 >&2
-    die "building $name failed (full log: ${build#"$repo"/}/capture-build.log)"
+    die "building $name and roce-decode failed (full log: ${build#"$repo"/}/capture-build.log)"
 }
 
-# The decoder: one small C++ file, no Wireshark needed.
-decoder=$build/docker/roce-decode
-if [ ! -x "$decoder" ] || [ "$here/roce-decode.cpp" -nt "$decoder" ]; then
-    mkdir -p "$build/docker"
-    g++ -std=c++20 -O2 -Wall -Wextra -o "$decoder" "$here/roce-decode.cpp" || die "cannot build the decoder"
-fi
+decoder=$build/tools/roce-decode/roce-decode
 
 [ -n "$pcap" ] || pcap=$build/capture/$name.pcap
 mkdir -p "$(dirname "$pcap")"

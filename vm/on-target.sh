@@ -3,8 +3,8 @@
 # active one (creating rxe0 first when running as root on a kernel with
 # rdma_rxe), otherwise inside the micro-VM.
 #
-#   docker/on-target.sh CMD [ARGS...]
-#   docker/on-target.sh --which          prints "host" or "vm"
+#   vm/on-target.sh CMD [ARGS...]
+#   vm/on-target.sh --which          prints "host" or "vm"
 #
 # RDMA_LAB_TARGET=host|vm forces the choice. RDMA_LAB_SERVER_ADDR is set to
 # the address a client should connect to. The exit status is the command's.
@@ -34,7 +34,7 @@ choose_target() {
     if [ -n "$(host_device)" ]; then
         echo host
     elif [ "$(id -u)" = 0 ] && modprobe -n rdma_rxe >/dev/null 2>&1 &&
-        "$here/setup-rxe.sh" >/dev/null 2>&1 && [ -n "$(host_device)" ]; then
+        "$here/../setup/setup-rxe.sh" >/dev/null 2>&1 && [ -n "$(host_device)" ]; then
         echo host
     else
         echo vm
@@ -49,7 +49,7 @@ host_rdma_address() {
     [ -n "$netdev" ] && ip -4 -o addr show dev "$netdev" | awk '{split($4, a, "/"); print a[1]; exit}'
 }
 
-[ $# -ge 1 ] || die "usage: docker/on-target.sh CMD [ARGS...] | --which"
+[ $# -ge 1 ] || die "usage: vm/on-target.sh CMD [ARGS...] | --which"
 if [ "$1" = --which ]; then # only say where commands would run
     choose_target
     exit 0

@@ -4,7 +4,7 @@
 # Ethernet cable (qemu's socket netdev: frames travel as UDP datagrams over the
 # host's loopback, nowhere else).
 #
-#   docker/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]
+#   vm/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]
 #
 # The server VM (10.77.1.1) runs PROGRAM ARGS, the client VM (10.77.1.2) runs
 # PROGRAM ARGS 10.77.1.1. A one-process lesson (lesson 01, say) runs on both
@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-[ $# -ge 1 ] || die "usage: docker/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]"
+[ $# -ge 1 ] || die "usage: vm/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]"
 [[ $timeout_seconds =~ ^[0-9]+$ ]] || die "--timeout must be a whole number of seconds, not '$timeout_seconds'"
 case "$fault" in "" | server-boot | client-boot | server-exit | client-exit) ;;
 *) die "RDMA_LAB_TWO_HOSTS_FAULT must be server-boot, client-boot, server-exit or client-exit, not '$fault'" ;;
@@ -68,12 +68,13 @@ case "$program" in
 *) die "$program is outside the repository, so the VMs cannot see it" ;;
 esac
 
-# A lesson whose main.cpp never takes a SERVER argument runs on both hosts as is.
-source_file=$repo/lessons/$(basename "$program")/main.cpp
+# A one-process program (lesson 01, say) runs on both hosts as it is; the
+# build says which programs are a server and a client (vm/program-role.sh).
+# A program it does not list gets the server's address on the client side.
 pair=1
-if [ -f "$source_file" ] && ! grep -q kServerArg "$source_file"; then
+if [ "$("$here/program-role.sh" "$program" || true)" = one-process ]; then
     pair=0
-    echo "two-hosts: $(basename "$program") is a one-process lesson: it runs on both hosts" >&2
+    echo "two-hosts: $(basename "$program") is a one-process program: it runs on both hosts" >&2
 fi
 
 # Two UDP ports on the loopback that nobody uses: one for each end of the wire.

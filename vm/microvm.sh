@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run one command inside a throwaway micro-VM that has a Soft-RoCE device.
 #
-#   docker/microvm.sh [--timeout SECONDS] [WIRE OPTIONS] [--] [COMMAND...]
+#   vm/microvm.sh [--timeout SECONDS] [--userland DIR] [WIRE OPTIONS] [--] [COMMAND...]
 #
 # With no command it opens an interactive shell. The VM boots the Debian
 # kernel (the host's own if it is installed and ships rdma_rxe, otherwise one
@@ -9,10 +9,12 @@
 # installed into /boot). The host's root filesystem is the guest's root,
 # read-only over virtio-9p; the repository is shared writable at the same path,
 # so build trees and test reports written in the guest appear on the host.
+# --userland DIR boots another release instead (vm/userland.sh makes DIR): its
+# kernel (DIR/linux-image.deb, unpacked once) with DIR/root as the guest's root.
 # Without wire options the VM has no network card: nothing leaves it.
 # Exit status: the command's. RDMA_LAB_VM_APPEND adds kernel parameters.
 #
-# Wire options (docker/two-hosts.sh uses them to join two VMs): the VM gets a
+# Wire options (vm/two-hosts.sh uses them to join two VMs): the VM gets a
 # virtio network card whose frames travel as UDP datagrams over the host's
 # loopback, and its rxe0 sits on that card instead of on a dummy netdev.
 #   --wire LOCAL_PORT:PEER_PORT   UDP ports on 127.0.0.1: this VM's end, the peer's
@@ -27,7 +29,7 @@ cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 timeout_seconds=${RDMA_LAB_VM_TIMEOUT:-1800}
 memory=${RDMA_LAB_VM_MEMORY:-2048}
 cpus=${RDMA_LAB_VM_CPUS:-2}
-wire='' wire_address='' wire_peer='' capture_file='' prepare=0
+wire='' wire_address='' wire_peer='' capture_file='' prepare=0 userland=''
 
 die() {
     echo "microvm: $*" >&2
@@ -51,13 +53,21 @@ while [ $# -gt 0 ]; do
         esac
         shift 2
         ;;
+    --userland)
+        [ $# -ge 2 ] || die "--userland needs a folder made by vm/userland.sh"
+        userland=$(cd "$2" 2>/dev/null && pwd) || die "no userland folder $2"
+        if [ ! -d "$userland/root" ] || [ ! -f "$userland/linux-image.deb" ]; then
+            die "$2 is not a userland made by vm/userland.sh (root/ or linux-image.deb is missing)"
+        fi
+        shift 2
+        ;;
     --prepare) # fetch the kernel, build the initramfs images, boot nothing (image builds use it)
         prepare=1
         shift
         ;;
     --) shift; break ;;
     -h | --help)
-        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) break ;;
@@ -88,21 +98,57 @@ modules_needed=(virtio_pci 9pnet_virtio 9p dummy crc32_generic rdma_rxe rdma_ucm
 # Only a VM on a wire has a network card (and its own initramfs).
 [ -z "$wire" ] || modules_needed+=(virtio_net)
 
+# Debian 12's kernel package keeps its modules in lib/modules, Debian 13's in
+# usr/lib/modules; either is found.
+modules_root() { # BASE -> BASE/lib/modules or BASE/usr/lib/modules
+    if [ -d "$1/lib/modules" ]; then echo "$1/lib/modules"; else echo "$1/usr/lib/modules"; fi
+}
+
 kernel_has_rxe() { # BASE VERSION
-    [ -f "$1/lib/modules/$2/modules.dep" ] &&
+    [ -f "$(modules_root "$1")/$2/modules.dep" ] &&
         modprobe -d "$1" -S "$2" --show-depends rdma_rxe >/dev/null 2>&1
 }
 
+# Unpack a kernel package into DEST (never installed): the image, the modules,
+# and their dependency list. modprobe -d and depmod -b look in DEST/lib/modules,
+# so a package with usr/lib/modules gets a lib -> usr/lib link.
+unpack_kernel() { # DEB DEST
+    local deb=$1 dest=$2 modules
+    rm -rf "$dest.new"
+    mkdir -p "$dest.new"
+    dpkg-deb -x "$deb" "$dest.new" || die "cannot unpack $deb"
+    modules=$(modules_root "$dest.new")
+    [ -d "$modules" ] || die "$deb has no lib/modules or usr/lib/modules folder"
+    [ -e "$dest.new/lib" ] || ln -s usr/lib "$dest.new/lib"
+    kernel_version=$(find "$modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+    depmod -b "$dest.new" "$kernel_version"
+    echo "$kernel_version" >"$dest.new/ready"
+    rm -rf "$dest"
+    mv "$dest.new" "$dest"
+    kernel_base=$dest
+    kernel_image=$dest/boot/vmlinuz-$kernel_version
+}
+
 find_kernel() {
-    local version
-    version=$(uname -r)
-    if [ -r "/boot/vmlinuz-$version" ] && kernel_has_rxe / "$version"; then
-        kernel_base=/
-        kernel_version=$version
-        kernel_image=/boot/vmlinuz-$version
-        return
+    local unpacked
+    if [ -n "$userland" ]; then
+        unpacked=$userland/kernel
+        if [ ! -f "$unpacked/ready" ] || [ "$userland/linux-image.deb" -nt "$unpacked/ready" ]; then
+            echo "microvm: unpacking the kernel of $userland" >&2
+            unpack_kernel "$userland/linux-image.deb" "$unpacked"
+            return
+        fi
+    else
+        local version
+        version=$(uname -r)
+        if [ -r "/boot/vmlinuz-$version" ] && kernel_has_rxe / "$version"; then
+            kernel_base=/
+            kernel_version=$version
+            kernel_image=/boot/vmlinuz-$version
+            return
+        fi
+        unpacked=$cache/kernel
     fi
-    local unpacked=$cache/kernel
     if [ -f "$unpacked/ready" ]; then
         kernel_base=$unpacked
         kernel_version=$(cat "$unpacked/ready")
@@ -111,25 +157,21 @@ find_kernel() {
     fi
     command -v apt-get >/dev/null ||
         die "no kernel with rdma_rxe here and no apt-get to fetch one: install your distribution's kernel image"
-    echo "microvm: fetching the Debian kernel into $unpacked (once)" >&2
-    local work
-    work=$(mktemp -d)
     local package
     package=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
     [ -n "$package" ] || die "apt cannot resolve linux-image-amd64: run apt-get update"
-    (cd "$work" && apt-get download "$package" >/dev/null 2>&1) ||
-        die "apt-get download $package failed: check the package mirror"
-    rm -rf "$unpacked.new"
-    mkdir -p "$unpacked.new"
-    dpkg-deb -x "$work"/*.deb "$unpacked.new"
+    echo "microvm: fetching the Debian kernel $package into $unpacked (once)" >&2
+    local work download
+    work=$(mktemp -d)
+    (cd "$work" && apt-get download "$package" >/dev/null 2>&1) &
+    download=$!
+    while kill -0 "$download" 2>/dev/null; do # a download of about 70 MiB: say how far it is
+        sleep 5
+        kill -0 "$download" 2>/dev/null && echo "microvm: kernel package: $(du -sm "$work" | cut -f1) MiB so far" >&2
+    done
+    wait "$download" || die "apt-get download $package failed: check the package mirror"
+    unpack_kernel "$work"/*.deb "$unpacked"
     rm -rf "$work"
-    kernel_version=$(find "$unpacked.new/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
-    depmod -b "$unpacked.new" "$kernel_version"
-    echo "$kernel_version" >"$unpacked.new/ready"
-    rm -rf "$unpacked"
-    mv "$unpacked.new" "$unpacked"
-    kernel_base=$unpacked
-    kernel_image=$unpacked/boot/vmlinuz-$kernel_version
 }
 
 # --- the initramfs (busybox, the modules, /init), built once ----------------
@@ -146,7 +188,7 @@ build_initramfs() {
     cp "$busybox_path" "$tree/bin/busybox"
     cp "$here/vm-init.sh" "$tree/init"
     chmod 755 "$tree/init"
-    local module line path
+    local module line path decompress
     : >"$tree/modules.order"
     for module in "${modules_needed[@]}"; do
         while read -r line; do
@@ -155,8 +197,16 @@ build_initramfs() {
             [ -n "$path" ] || continue
             local name
             name=$(basename "$path")
+            # busybox's insmod takes plain modules: unpack compressed ones.
+            case "$name" in
+            *.ko.xz) decompress=(xz -dc) ;;
+            *.ko.zst) decompress=(zstd -dcq) ;;
+            *.ko.gz) decompress=(gzip -dc) ;;
+            *) decompress=(cat) ;;
+            esac
+            name=${name%.ko*}.ko
             grep -qx "$name" "$tree/modules.order" && continue
-            cp "$path" "$tree/modules/$name"
+            "${decompress[@]}" "$path" >"$tree/modules/$name" || die "cannot unpack the module $path"
             echo "$name" >>"$tree/modules.order"
         done < <(modprobe -d "$kernel_base" -S "$kernel_version" --show-depends "$module" | grep '^insmod')
     done
@@ -178,6 +228,13 @@ fi
 # --- one run ----------------------------------------------------------------
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-vm.XXXXXX")
+guest_root=/
+if [ -n "$userland" ]; then
+    guest_root=$userland/root
+    # The repository's mount point must exist in the (read-only) guest root.
+    [ -d "$guest_root$repo" ] || mkdir -p "$guest_root$repo" ||
+        die "cannot make the mount point $guest_root$repo"
+fi
 qemu_pid=
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
@@ -238,7 +295,7 @@ qemu_args() { # ACCEL
         -smp "$cpus" -m "$memory" -bios qboot.rom -nographic -no-reboot "${network_args[@]}" -monitor none \
         "${console_args[@]}" -kernel "$kernel_image" -initrd "$initramfs" \
         -append "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init$clock${RDMA_LAB_VM_APPEND:+ $RDMA_LAB_VM_APPEND}" \
-        -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+        -fsdev "local,id=hostroot,path=$guest_root,security_model=none,readonly=on,multidevs=remap" \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -fsdev "local,id=labrepo,path=$repo,security_model=none" \
         -device virtio-9p-pci,fsdev=labrepo,mount_tag=labrepo \
@@ -249,6 +306,8 @@ qemu_args() { # ACCEL
 boot() { # ACCEL; returns 99 when KVM showed no sign of life
     local -a qemu_command
     mapfile -d '' qemu_command < <(qemu_args "$1")
+    # Under TCG the boot takes 5-10 s before the guest's first line: say so.
+    echo "microvm: booting Linux $kernel_version ($1)${userland:+, root ${userland#"$cache"/}}" >&2
     if [ "$interactive" = 1 ]; then
         "${qemu_command[@]}"
         return 0

@@ -49,7 +49,7 @@ mkdir -p "/newroot$repo" 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none labrepo "/newroot$repo" ||
     fail "cannot mount the repository at $repo"
 
-chroot /newroot /bin/bash "$repo/docker/vm-guest.sh"
+chroot /newroot /bin/bash "$repo/vm/vm-guest.sh"
 echo "$?" >/newroot/run/lab/status
 sync
 umount /newroot/run/lab 2>/dev/null

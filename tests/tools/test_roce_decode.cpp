@@ -1,4 +1,4 @@
-// The wire decoder of ./lab capture (docker/roce-decode.cpp): on a real
+// The wire decoder of ./lab capture (tools/roce-decode/roce-decode.cpp): on a real
 // capture of perftest and rdma-core tools between two micro-VMs, and on
 // hand-made frames for what that capture does not contain.
 #include <unistd.h>
@@ -16,10 +16,10 @@ using lab::test::run;
 
 namespace {
 
-const std::string kFixture = LAB_SOURCE_DIR "/tests/docker/perftest-wire.pcap";
+const std::string kFixture = LAB_SOURCE_DIR "/tests/tools/perftest-wire.pcap";
 
 std::string decoder() {
-    return lab::test::program("docker/roce-decode");
+    return lab::test::program("tools/roce-decode/roce-decode");
 }
 
 // "  RC SEND ONLY     6" lines of the per-opcode table.
@@ -173,7 +173,7 @@ TEST_CASE("roce-decode refuses what is not a pcap file, in one line", "[capture]
     CHECK(missing.exit_code == 1);
     CHECK(missing.err.find("error: cannot open /nonexistent/wire.pcap") != std::string::npos);
 
-    const auto text = run({decoder(), LAB_SOURCE_DIR "/docker/roce-decode.cpp"});
+    const auto text = run({decoder(), LAB_SOURCE_DIR "/tools/roce-decode/roce-decode.cpp"});
     CHECK(text.exit_code == 1);
     CHECK(text.err.find("is not a pcap file") != std::string::npos);
 

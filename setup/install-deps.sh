@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Install what the course needs from the distribution's packages (verified on
+# Debian 12 and 13; Ubuntu should work). Used by './lab setup', './lab test',
+# the Dockerfile and the Debian userlands of './lab test --distro', so the list
+# lives here only. Prints the packages, then the progress of apt.
+#
+#   setup/install-deps.sh [--check]    --check: only report what is missing
+set -euo pipefail
+
+packages=(
+    # toolchain
+    g++ cmake make pkg-config git
+    # rdma-core: the verbs and rdma_cm libraries, the rxe provider, the tools
+    libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
+    # tests and command lines
+    catch2 libcli11-dev
+    # the micro-VM (xz and zstd unpack compressed kernel modules), and debootstrap
+    # for the Debian userlands of ./lab test --distro
+    qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils zstd debootstrap
+    # checks of the course itself: fuzzing (clang + libFuzzer), C++ format, shell scripts, docs
+    clang clang-format shellcheck doxygen graphviz
+    # exercise 01's plot
+    gnuplot-nox
+)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=setup/progress.sh
+. "$here/progress.sh"
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+# libFuzzer ships in a package named after clang's major version (Debian 12:
+# libclang-rt-14-dev, Debian 13: libclang-rt-19-dev). Its name is known only
+# once clang is installed, so it is looked for after the rest.
+fuzz_runtime() {
+    command -v clang >/dev/null || return 0
+    local package
+    package="libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
+    installed "$package" && return 0
+    # A release that packs libFuzzer elsewhere has no such package: nothing to add.
+    apt-cache show "$package" >/dev/null 2>&1 || [ "${1:-}" = --check ] || return 0
+    echo "$package"
+}
+
+missing=()
+for package in "${packages[@]}"; do
+    installed "$package" || missing+=("$package")
+done
+if [ "${1:-}" = --check ]; then
+    runtime=$(fuzz_runtime --check)
+    [ -z "$runtime" ] || missing+=("$runtime")
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    echo "missing packages: ${missing[*]}"
+    exit 1
+fi
+if ! command -v apt-get >/dev/null; then
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    echo "install-deps: this is not a Debian or Ubuntu system; install the equivalents of: ${missing[*]}" >&2
+    exit 2
+fi
+
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+    sudo=(sudo)
+fi
+
+log=${TMPDIR:-/tmp}/rdma-lab-apt.log
+: >"$log" 2>/dev/null || log=/dev/null
+apt_install() { # PACKAGE...
+    if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+        echo "install-deps: run as root, or install: $*" >&2
+        exit 2
+    fi
+    echo "install-deps: installing $*" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if [ "$updated" = 0 ]; then
+        "${sudo[@]}" apt-get update 2>&1 | progress "install-deps: apt-get update" "$log" lines ||
+            { first_errors "$log" >&2; echo "install-deps: apt-get update failed (log: $log)" >&2; exit 2; }
+        updated=1
+    fi
+    "${sudo[@]}" apt-get install -y --no-install-recommends "$@" 2>&1 | progress install-deps "$log" apt || {
+        first_errors "$log" >&2
+        echo "install-deps: apt-get install failed (full log: $log)" >&2
+        exit 2
+    }
+}
+updated=0
+[ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+runtime=$(fuzz_runtime)
+[ -z "$runtime" ] || apt_install "$runtime"
+[ "$updated" = 0 ] || echo "install-deps: done" >&2

@@ -1,0 +1,34 @@
+# Two hosts on a wire and the wire view (vm/README.md).
+#
+# The label `two-hosts` marks tests that boot micro-VMs themselves, so they
+# run on the build host, not inside the micro-VM (there they report that they
+# were skipped): ctest -L two-hosts
+
+# Lessons 06 and 07 join the two-host tests once their folders exist.
+set(two_host_lessons 01_devices)
+set(two_host_definitions "")
+foreach(two_host_lesson 06_send_recv 07_rdma_write)
+  if(EXISTS "${PROJECT_SOURCE_DIR}/lessons/${two_host_lesson}/CMakeLists.txt")
+    list(APPEND two_host_lessons ${two_host_lesson})
+    string(TOUPPER "LAB_HAVE_${two_host_lesson}" definition)
+    list(APPEND two_host_definitions ${definition})
+  else()
+    message(STATUS "two-host tests: lessons/${two_host_lesson} does not exist yet; its two-host test is left out")
+  endif()
+endforeach()
+lab_add_test(test_two_hosts vm/test_two_hosts.cpp
+  LABELS two-hosts TIMEOUT 600 DEPENDS roce_decode ${two_host_lessons})
+target_compile_definitions(test_two_hosts PRIVATE ${two_host_definitions})
+
+# The build's list of server-and-client programs (programs.tsv) agrees with the
+# lessons' command lines; it runs every lesson's --help, so it depends on them.
+file(GLOB lesson_folders LIST_DIRECTORIES true "${PROJECT_SOURCE_DIR}/lessons/[0-9][0-9]_*")
+set(lesson_targets "")
+foreach(folder IN LISTS lesson_folders)
+  get_filename_component(lesson_name "${folder}" NAME)
+  if(TARGET ${lesson_name})
+    list(APPEND lesson_targets ${lesson_name})
+  endif()
+endforeach()
+lab_add_test(test_program_roles vm/test_program_roles.cpp
+  LABELS unit TIMEOUT 60 DEPENDS ${lesson_targets})

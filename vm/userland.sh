@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# A fresh Debian userland for ./lab test --distro: a root filesystem of one
+# release (bookworm = Debian 12, trixie = Debian 13) made with debootstrap from
+# Debian's mirror, the course's packages installed in it by
+# setup/install-deps.sh, and that release's kernel package downloaded beside
+# it for the micro-VM. Made once and kept in the cache folder; later runs only
+# install what the package list gained.
+#
+#   vm/userland.sh DISTRO                  make or refresh it; print its folder
+#   vm/userland.sh DISTRO -- COMMAND...    run COMMAND in it (chroot), in the current folder
+#   vm/userland.sh DISTRO --path           print its folder, make nothing
+#
+# The folder holds root/ (the root filesystem; the micro-VM boots it with
+# microvm.sh --userland) and linux-image.deb. The repository is mounted at the
+# same path inside, so a build tree made in the chroot runs in the VM. Needs
+# root (debootstrap, chroot, mounts): run as root or with sudo. DEBIAN_MIRROR
+# overrides the mirror (default: the one apt uses on this machine).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
+# shellcheck source=setup/progress.sh
+. "$repo/setup/progress.sh"
+
+die() {
+    echo "userland: $*" >&2
+    exit 2
+}
+
+[ $# -ge 1 ] || die "usage: vm/userland.sh bookworm|trixie [-- COMMAND... | --path]"
+distro=$1
+shift
+case "$distro" in
+bookworm | trixie) ;;
+*) die "the releases are bookworm (Debian 12) and trixie (Debian 13), not '$distro'" ;;
+esac
+folder=$cache/userland-$distro
+root=$folder/root
+if [ "${1:-}" = --path ]; then
+    echo "$folder"
+    exit 0
+fi
+[ "$(id -u)" = 0 ] || die "making and entering a userland needs root (debootstrap, chroot): sudo ./lab ..."
+for tool in debootstrap unshare chroot; do
+    command -v "$tool" >/dev/null || die "$tool is missing: ./lab setup installs it"
+done
+
+# Run a command inside the userland: its own /proc, /dev, /sys and /tmp, the
+# repository at the same path, in a mount namespace of its own (so that every
+# mount goes away with the command, whatever happens).
+in_root() { # COMMAND...
+    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    local workdir
+    workdir=$(pwd)
+    case "$workdir" in "$repo" | "$repo"/*) ;; *) workdir=$repo ;; esac
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare --mount --propagation private -- sh -c '
+        root=$1 repo=$2 workdir=$3
+        shift 3
+        mount -t proc proc "$root/proc" &&
+            mount --rbind /dev "$root/dev" &&
+            mount --rbind /sys "$root/sys" &&
+            mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" &&
+            mkdir -p "$root$repo" && # (after /tmp: a repository may live under it)
+            mount --bind "$repo" "$root$repo" || exit 3
+        exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
+            sh -c "cd \"\$0\" && exec \"\$@\"" "$workdir" "$@"
+    ' sh "$root" "$repo" "$workdir" "$@"
+}
+
+if [ "${1:-}" = -- ]; then
+    shift
+    [ -f "$folder/ready" ] || die "no $distro userland yet: vm/userland.sh $distro makes it"
+    in_root "$@"
+    exit $?
+fi
+[ $# -eq 0 ] || die "unknown argument '$1' (see the top of vm/userland.sh)"
+
+mkdir -p "$folder"
+log=$folder/make.log
+
+# 1. The root filesystem (once): debootstrap's minimal variant.
+if [ ! -f "$root/.debootstrap-done" ]; then
+    mirror=${DEBIAN_MIRROR:-}
+    if [ -z "$mirror" ]; then
+        mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+            grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ' || true)
+        mirror=${mirror:-http://deb.debian.org/debian}
+    fi
+    echo "userland: making a Debian $distro root filesystem with debootstrap from $mirror (once, about 2 minutes)" >&2
+    rm -rf "$root"
+    debootstrap --variant=minbase "$distro" "$root" "$mirror" 2>&1 |
+        progress "userland: debootstrap $distro" "$log" debootstrap || {
+        first_errors "$log" >&2
+        die "debootstrap failed (full log: $log)"
+    }
+    security=${mirror%/debian}/debian-security
+    cat >"$root/etc/apt/sources.list" <<EOF
+deb $mirror $distro main
+deb $mirror $distro-updates main
+deb $security $distro-security main
+EOF
+    # No documentation or translations: the userland is for building and testing.
+    cat >"$root/etc/dpkg/dpkg.cfg.d/01-lab-nodoc" <<'EOF'
+path-exclude /usr/share/doc/*
+path-exclude /usr/share/man/*
+path-exclude /usr/share/locale/*
+path-exclude /usr/share/info/*
+EOF
+    : >"$root/.debootstrap-done"
+fi
+
+# 2. The course's packages, by the course's own script (each time: it installs
+#    only what is missing, in a second when nothing is).
+if ! in_root "$repo/setup/install-deps.sh" --check >/dev/null 2>&1; then
+    echo "userland: installing the course's packages into the $distro userland" >&2
+    in_root "$repo/setup/install-deps.sh" || die "installing the packages into the $distro userland failed"
+fi
+
+# 3. The release's kernel package, for the micro-VM (unpacked by microvm.sh).
+if [ ! -f "$folder/linux-image.deb" ]; then
+    echo "userland: downloading Debian $distro's kernel package" >&2
+    rm -rf "$root/var/cache/lab-kernel"
+    mkdir -p "$root/var/cache/lab-kernel"
+    # shellcheck disable=SC2016 # expanded inside the userland
+    in_root sh -c 'apt-get update -q >/dev/null 2>&1 || true
+        package=$(apt-cache depends linux-image-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
+        [ -n "$package" ] || { echo "apt cannot resolve linux-image-amd64" >&2; exit 1; }
+        cd /var/cache/lab-kernel && apt-get download "$package"' >"$log.kernel" 2>&1 &
+    download=$!
+    while kill -0 "$download" 2>/dev/null; do
+        sleep 5
+        kill -0 "$download" 2>/dev/null &&
+            echo "userland: kernel package: $(du -sm "$root/var/cache/lab-kernel" | cut -f1) MiB so far" >&2
+    done
+    wait "$download" || { cat "$log.kernel" >&2; die "downloading the $distro kernel package failed"; }
+    mv "$root"/var/cache/lab-kernel/linux-image-*.deb "$folder/linux-image.deb"
+    rm -rf "$root/var/cache/lab-kernel"
+fi
+: >"$folder/ready"
+echo "$folder"
