@@ -75,11 +75,12 @@ ${rows}
 
 /** The cheat sheet's HTML: one A4 landscape page in three columns. */
 export function cheatsheetHtml(markdown) {
-  const body = new MarkdownIt({ html: false, breaks: false }).render(markdown);
+  // Doxygen's page anchor ("# Title {#name}") means nothing on paper.
+  const body = new MarkdownIt({ html: false, breaks: false }).render(markdown.replace(/\s*\{#[\w-]+\}/g, ''));
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>RDMA verbs cheat sheet</title>
 <style>
   @page { size: A4 landscape; margin: 8mm; }
-  html, body { margin: 0; font-family: 'DejaVu Sans', sans-serif; font-size: 7.1pt; line-height: 1.24; color: #111; }
+  html, body { margin: 0; font-family: 'DejaVu Sans', sans-serif; font-size: 7.4pt; line-height: 1.25; color: #111; }
   body { column-count: 3; column-gap: 5mm; column-rule: 0.2mm solid #bbc; }
   h1 { column-span: all; font-size: 12pt; margin: 0 0 1.5mm; color: #1f5f8b; }
   h1 + p { column-span: all; margin: 0 0 2mm; }
@@ -91,6 +92,7 @@ export function cheatsheetHtml(markdown) {
   pre { margin: 0 0 1mm; padding: 0.8mm 1.2mm; background: #f3f4f7; white-space: pre-wrap; break-inside: avoid; }
   pre code { font-size: 6.5pt; }
   table { border-collapse: collapse; margin: 0 0 1mm; width: 100%; break-inside: avoid; }
+  td code, p code { overflow-wrap: anywhere; }
   th, td { border: 0.15mm solid #bbc; padding: 0.3mm 0.8mm; text-align: left; vertical-align: top; }
   th { background: #e8ecf2; }
 </style></head><body>
