@@ -39,10 +39,12 @@ cd "$repo"
 
 # The SVGs are committed; a diagram source without its SVG is a mistake.
 docs/diagrams/render.sh --check
+# Every header of common/ names the lesson that teaches it (the pages link both ways).
+docs/course_map.sh check
 
 inputs=(common/lab)
 if [ "$headers_only" = 0 ]; then
-    inputs+=(README.md docs/diagrams.md docs/slides.md)
+    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md)
     for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
         solutions/README.md docker/README.md vm/README.md docs/timings.md; do
         [ -f "$page" ] && inputs+=("$page")
@@ -54,7 +56,8 @@ status=0
 # The main page must be one of the inputs (doxygen 1.9.8 warns otherwise).
 mainpage=''
 [ "$headers_only" = 1 ] || mainpage=$repo/README.md
-LAB_DOCS_OUT=$out LAB_DOCS_MAINPAGE=$mainpage LAB_DOCS_INPUT="${inputs[*]}" doxygen docs/Doxyfile >"$out/doxygen.log" 2>"$log" || status=$?
+links=$((1 - headers_only))
+LAB_DOCS_LESSON_LINKS=$links LAB_DOCS_OUT=$out LAB_DOCS_MAINPAGE=$mainpage LAB_DOCS_INPUT="${inputs[*]}" doxygen docs/Doxyfile >"$out/doxygen.log" 2>"$log" || status=$?
 if [ -s "$log" ] || [ $status -ne 0 ]; then
     cat "$log" >&2
     echo "docs: doxygen reported problems (above); warnings are errors" >&2

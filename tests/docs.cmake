@@ -1,5 +1,6 @@
-# Tests of the slides and the reference documentation (label docs). Neither
-# needs npm, Chromium or a network.
+# Tests of the slides and the reference documentation (label docs). The drift
+# test and the Doxygen check need no npm, Chromium or network; the
+# slides_layout tests install what they need on first use.
 
 # Code quoted on the slides still appears in the lessons it quotes (the drift
 # check), and every image a deck shows exists.
@@ -13,3 +14,16 @@ add_test(NAME docs_doxygen_common
           "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/doxygen-check")
 set_tests_properties(docs_doxygen_common PROPERTIES
   LABELS docs TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# The layout of the rendered slides, measured in a headless Chromium: no
+# content over a slide's frame or on its footer, no text smaller than the
+# footer (16 px or more). The first run installs Chromium (apt) and Marp with
+# playwright-core (npm ci). Label host: ./lab test runs them on the build host.
+# slides_layout_fixture proves the check catches each kind of broken slide.
+foreach(mode IN ITEMS fixture decks)
+  add_test(NAME slides_layout_${mode}
+    COMMAND "${CMAKE_CURRENT_SOURCE_DIR}/docs/check_slides.sh" ${mode}
+            "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/slides-${mode}")
+  set_tests_properties(slides_layout_${mode} PROPERTIES
+    LABELS "docs;slides;host" TIMEOUT 900 SKIP_RETURN_CODE 77 RESOURCE_LOCK slides_npm)
+endforeach()

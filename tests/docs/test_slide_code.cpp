@@ -8,12 +8,20 @@
 // the pieces before and after it must appear in that order. When a lesson
 // changes, the slide that quotes it fails here until it is updated.
 //
-// Also checked: every image a deck shows exists. No npm, no network.
+// A text block may quote too: "```text lessons/11_rdma_cm/README.md" (the
+// expected output of a run, as the lesson's README records it) is checked the
+// same way; a text block that names no file is not checked.
+//
+// Also checked: every image a deck shows exists, and every deck has the parts
+// a class needs (an objectives slide, a recap, speaker notes on every slide;
+// a lesson or exercise deck also the code it teaches, the expected output of
+// a run and what can go wrong). No npm, no network.
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -251,6 +259,27 @@ TEST_CASE("every C++ block on a slide still appears in the file it quotes", "[do
     CHECK(quotes > 0);
 }
 
+TEST_CASE("every text block that names a file still appears in it", "[docs][drift]") {
+    int quotes = 0;
+    for (const fs::path& deck : decks()) {
+        for (const CodeBlock& block : code_blocks(read_file(deck))) {
+            if (block.language != "text" || block.source.empty()) {
+                continue;
+            }
+            INFO("slides/" << deck.filename().string() << ":" << block.line << " quotes "
+                           << block.source);
+            const fs::path source = resolve(block.source);
+            REQUIRE(fs::is_regular_file(source));
+            const auto missing = first_missing_piece(block.lines, read_file(source));
+            INFO("this part of the slide is not in "
+                 << block.source << " (whitespace ignored): " << missing.value_or(""));
+            CHECK_FALSE(missing);
+            ++quotes;
+        }
+    }
+    CHECK(quotes > 0);
+}
+
 TEST_CASE("every image on a slide exists", "[docs]") {
     for (const fs::path& deck : decks()) {
         for (const std::string& image : images(read_file(deck))) {
@@ -279,4 +308,235 @@ TEST_CASE("every lesson deck belongs to a lesson or exercise that exists", "[doc
             CHECK(fs::is_directory(kSourceDir / "lessons" / name));
         }
     }
+}
+
+namespace {
+
+/// One slide of a deck: its first heading, its speaker notes, its code blocks.
+struct Slide {
+    int line = 0;            ///< where it starts in the deck, 1-based
+    std::string heading;     ///< the text of its first "# " heading
+    bool lead = false;       ///< a title slide (class lead)
+    bool has_notes = false;  ///< an HTML comment that is not only directives
+    std::vector<CodeBlock> blocks;
+};
+
+/// True when an HTML comment holds Marp directives only ("_class: lead").
+bool is_directive_comment(const std::string& comment) {
+    static const std::vector<std::string> kDirectives = {"class",
+                                                         "paginate",
+                                                         "footer",
+                                                         "header",
+                                                         "backgroundColor",
+                                                         "backgroundImage",
+                                                         "backgroundPosition",
+                                                         "backgroundRepeat",
+                                                         "backgroundSize",
+                                                         "color",
+                                                         "theme",
+                                                         "style",
+                                                         "headingDivider",
+                                                         "size",
+                                                         "math",
+                                                         "lang",
+                                                         "transition",
+                                                         "fragment"};
+    std::istringstream lines(comment);
+    std::string line;
+    bool any = false;
+    while (std::getline(lines, line)) {
+        std::string text = trim(line);
+        if (text.empty()) {
+            continue;
+        }
+        if (text.front() == '_') {
+            text.erase(0, 1);
+        }
+        const auto colon = text.find(':');
+        if (colon == std::string::npos ||
+            std::find(kDirectives.begin(), kDirectives.end(), trim(text.substr(0, colon))) ==
+                kDirectives.end()) {
+            return false;
+        }
+        any = true;
+    }
+    return any;
+}
+
+/// The slides of a Marp deck: split at "---" lines outside code blocks, after the front matter.
+std::vector<Slide> slides_of(const std::string& markdown) {
+    std::vector<std::string> lines;
+    std::istringstream in(markdown);
+    for (std::string line; std::getline(in, line);) {
+        lines.push_back(line);
+    }
+    std::size_t index = 0;
+    if (!lines.empty() && trim(lines[0]) == "---") {
+        for (index = 1; index < lines.size() && trim(lines[index]) != "---"; ++index) {
+        }
+        ++index;
+    }
+    std::vector<Slide> slides(1);
+    slides.back().line = static_cast<int>(index) + 1;
+    std::string text;
+    const auto finish = [&] {
+        Slide& slide = slides.back();
+        for (const CodeBlock& block : code_blocks(text)) {
+            slide.blocks.push_back(block);
+        }
+        // Comments outside code blocks: notes, or directives.
+        std::string outside;
+        bool in_fence = false;
+        std::istringstream body(text);
+        for (std::string line; std::getline(body, line);) {
+            const std::string stripped = trim(line);
+            if (stripped.rfind("```", 0) == 0 || stripped.rfind("~~~", 0) == 0) {
+                in_fence = !in_fence;
+            } else if (!in_fence) {
+                outside += line + "\n";
+                if (slide.heading.empty() && stripped.rfind("# ", 0) == 0) {
+                    slide.heading = trim(stripped.substr(2));
+                }
+            }
+        }
+        for (std::size_t at = 0; (at = outside.find("<!--", at)) != std::string::npos;) {
+            const std::size_t end = outside.find("-->", at);
+            const std::string comment = outside.substr(at + 4, end - at - 4);
+            if (is_directive_comment(comment)) {
+                slide.lead = slide.lead || comment.find("lead") != std::string::npos;
+            } else if (!trim(comment).empty()) {
+                slide.has_notes = true;
+            }
+            at = end == std::string::npos ? outside.size() : end;
+        }
+    };
+    bool in_fence = false;
+    for (std::size_t i = index; i < lines.size(); ++i) {
+        const std::string stripped = trim(lines[i]);
+        if (stripped.rfind("```", 0) == 0 || stripped.rfind("~~~", 0) == 0) {
+            in_fence = !in_fence;
+        }
+        if (!in_fence && stripped == "---" && (i == 0 || trim(lines[i - 1]).empty())) {
+            finish();
+            text.clear();
+            slides.emplace_back();
+            slides.back().line = static_cast<int>(i) + 2;
+            continue;
+        }
+        text += lines[i] + "\n";
+    }
+    finish();
+    return slides;
+}
+
+bool starts_with_word(const std::string& heading, std::string_view word) {
+    if (heading.size() < word.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < word.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(heading[i])) != word[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// What a deck lacks of the parts a class needs; empty when it is complete.
+std::vector<std::string> missing_parts(const std::string& name, const std::string& markdown) {
+    const std::vector<Slide> slides = slides_of(markdown);
+    std::vector<std::string> missing;
+    const auto has_heading = [&](std::string_view word) {
+        return std::any_of(slides.begin(), slides.end(), [&](const Slide& slide) {
+            return starts_with_word(slide.heading, word);
+        });
+    };
+    if (!has_heading("objectives")) {
+        missing.emplace_back("an objectives slide (heading \"Objectives\")");
+    }
+    if (!has_heading("recap")) {
+        missing.emplace_back("a recap slide (heading \"Recap\")");
+    }
+    for (std::size_t i = 0; i < slides.size(); ++i) {
+        if (!slides[i].has_notes && !slides[i].lead) {
+            missing.push_back("speaker notes on slide " + std::to_string(i + 1) + " (line " +
+                              std::to_string(slides[i].line) + ")");
+        }
+    }
+    if (name == "00_introduction") {
+        return missing;
+    }
+    // A lesson or exercise deck: the code it teaches, its output, its errors.
+    const std::string folder = name.rfind("ex", 0) == 0 ? "exercises/" + name.substr(2, 2)
+                                                        : "lessons/" + name.substr(0, 2);
+    bool quotes_code = false;
+    bool quotes_output = false;
+    for (const Slide& slide : slides) {
+        for (const CodeBlock& block : slide.blocks) {
+            const bool own = block.source.rfind(folder, 0) == 0;
+            quotes_code = quotes_code || (own && is_c_or_cpp(block.language));
+            quotes_output = quotes_output || (block.language == "text" && !block.source.empty());
+        }
+    }
+    if (!quotes_code) {
+        missing.push_back("a quote of its own code (```cpp " + folder + "...)");
+    }
+    if (!quotes_output) {
+        missing.emplace_back("the expected output of a run (```text FILE, a quote of a real run)");
+    }
+    if (!has_heading("what can go wrong")) {
+        missing.emplace_back("a \"What can go wrong\" slide");
+    }
+    return missing;
+}
+
+}  // namespace
+
+TEST_CASE("the deck check finds slides, notes and headings", "[docs][decks]") {
+    const std::string deck =
+        "---\nmarp: true\n---\n\n<!-- _class: lead -->\n\n# Title\n\n---\n\n"
+        "# Objectives\n\n- one\n\n<!--\nSay why.\n-->\n\n---\n\n"
+        "<!-- _class: dense -->\n\n# Recap\n\n```text\n---\n```\n";
+    const auto slides = slides_of(deck);
+    REQUIRE(slides.size() == 3);
+    CHECK(slides[0].lead);
+    CHECK_FALSE(slides[0].has_notes);
+    CHECK(slides[1].heading == "Objectives");
+    CHECK(slides[1].has_notes);
+    CHECK(slides[2].heading == "Recap");
+    CHECK_FALSE(slides[2].has_notes);  // a directive is not a note
+    const auto missing = missing_parts("00_introduction", deck);
+    REQUIRE(missing.size() == 1);
+    CHECK(missing[0].find("speaker notes on slide 3") != std::string::npos);
+    // A lesson deck needs more: its code, its output, what can go wrong.
+    CHECK(missing_parts("04_queue_pair", deck).size() == 4);
+}
+
+TEST_CASE("every deck has the parts a class needs", "[docs][decks]") {
+    // The decks still being written: they get their objectives, recap, notes,
+    // expected output and "what can go wrong" slides with the revised lessons.
+    // The list only shrinks: a deck that has every part must leave it.
+    const std::set<std::string> not_yet = {
+        "01_devices",   "02_memory",       "03_completion_queue", "04_queue_pair",
+        "05_exchange",  "06_send_recv",    "07_rdma_write",       "08_write_with_imm",
+        "09_rdma_read", "10_events",       "11_rdma_cm",          "12_atomics",
+        "ex02_ud_ping", "ex03_srq_server", "ex04_throughput",     "ex05_fix_the_connection"};
+    int complete = 0;
+    for (const fs::path& deck : decks()) {
+        const std::string name = deck.stem().string();
+        const auto missing = missing_parts(name, read_file(deck));
+        std::string list;
+        for (const std::string& part : missing) {
+            list += "\n  - " + part;
+        }
+        INFO("slides/" << deck.filename().string() << " lacks:" << list);
+        if (not_yet.count(name) != 0) {
+            INFO("slides/" << deck.filename().string()
+                           << " has every part now: take it off the list in this test");
+            CHECK_FALSE(missing.empty());
+        } else {
+            CHECK(missing.empty());
+            ++complete;
+        }
+    }
+    CHECK(complete >= 2);
 }
