@@ -102,6 +102,18 @@ void post_receive(ibv_qp* qp, std::span<std::byte> buffer, std::uint32_t lkey,
 void post_send(ibv_qp* qp, std::span<const std::byte> message, std::uint32_t lkey,
                unsigned send_flags = IBV_SEND_SIGNALED, std::uint64_t wr_id = 0);
 
+/**
+ * @brief Step 9 (lessons 07 and 09): ibv_post_send of one IBV_WR_RDMA_WRITE or
+ *        IBV_WR_RDMA_READ between @p local and the peer's @p remote_addr.
+ * @param opcode IBV_WR_RDMA_WRITE (local → remote) or IBV_WR_RDMA_READ (remote → local,
+ *        which needs IBV_ACCESS_LOCAL_WRITE on the local region).
+ * @param rkey the peer's key for the region @p remote_addr lies in.
+ * @param send_flags IBV_SEND_SIGNALED asks for a completion; add IBV_SEND_INLINE, ...
+ */
+void post_rdma(ibv_qp* qp, ibv_wr_opcode opcode, std::span<const std::byte> local,
+               std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey,
+               unsigned send_flags = IBV_SEND_SIGNALED, std::uint64_t wr_id = 0);
+
 /// The QP state name as the specification spells it (lesson 04): RESET, INIT, RTR, RTS, SQD,
 /// SQE, ERR.
 const char* qp_state_name(ibv_qp_state state);

@@ -230,23 +230,15 @@ void send_round(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> message, std::uint3
     for (std::uint64_t sequence = 0; sequence < settings.messages; ++sequence) {
         peer_gone.sleep_until(start + sequence * period);
         std::memcpy(message.data(), &sequence, sizeof sequence);
-        ibv_sge sge{reinterpret_cast<std::uintptr_t>(message.data()),
-                    static_cast<std::uint32_t>(message.size()), lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = sequence;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
+        unsigned send_flags = IBV_SEND_SIGNALED;
         // IBV_SEND_SOLICITED sets the SE bit in the packet: a receiver armed
         // with ibv_req_notify_cq(cq, 1) is woken for this message. The last
         // one is always solicited, so that the receiver sees the end.
         const bool last = sequence + 1 == settings.messages;
         if (solicit_some && ((sequence + 1) % settings.solicit_every == 0 || last)) {
-            wr.send_flags |= IBV_SEND_SOLICITED;
+            send_flags |= IBV_SEND_SOLICITED;
         }
-        ibv_send_wr* bad = nullptr;
-        lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
+        lab::post_send(qp, message, lkey, send_flags, sequence);  // ibv_post_send, lesson 04
         lab::wait_for_completion(cq, "send", timeout, peer_gone);
     }
 }

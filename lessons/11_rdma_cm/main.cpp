@@ -513,24 +513,15 @@ int run_client(const lab::Options& options, const LessonOptions& settings) {
     }
 
     // Step 9a: RDMA write our line into the server's region, with the
-    // address and rkey its private data gave us.
-    ibv_sge line_sge{reinterpret_cast<std::uintptr_t>(line.data()),
-                     static_cast<std::uint32_t>(kWritten.size() + 1), connection.mr->lkey};
-    ibv_send_wr write{};
-    write.wr_id = 1;
-    write.sg_list = &line_sge;
-    write.num_sge = 1;
-    write.opcode = IBV_WR_RDMA_WRITE;
-    write.send_flags = IBV_SEND_SIGNALED;
-    write.wr.rdma.remote_addr = region.address;
-    write.wr.rdma.rkey = region.rkey;
-    ibv_send_wr* bad = nullptr;
-    lab::check(ibv_post_send(id->qp, &write, &bad), "ibv_post_send(RDMA write)");
+    // address and rkey its private data gave us: ibv_post_send of an
+    // IBV_WR_RDMA_WRITE, as in lesson 07.
+    lab::post_rdma(id->qp, IBV_WR_RDMA_WRITE, line.first(kWritten.size() + 1), connection.mr->lkey,
+                   region.address, region.rkey, IBV_SEND_SIGNALED, 1);
     lab::wait_for_completion(connection.cq.get(), "RDMA write", options.timeout, server_gone);
     std::printf("Step 9: RDMA write of \"%.*s\" done\n", int(kWritten.size()), kWritten.data());
 
     // Step 9b: send the hello message; the server's posted receive takes it.
-    // ibv_post_send of an IBV_WR_SEND, as in lesson 06.
+    // ibv_post_send of an IBV_WR_SEND, as in lesson 04.
     lab::post_send(id->qp, message.first(kHello.size() + 1), connection.mr->lkey, IBV_SEND_SIGNALED,
                    2);
     lab::wait_for_completion(connection.cq.get(), "send", options.timeout, server_gone);

@@ -114,21 +114,6 @@ void post_atomic(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t wr_id, std::uin
     }
 }
 
-// An RDMA read or write of one 8-byte word (lessons 07 and 09).
-void post_word(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t* local, std::uint32_t lkey,
-               std::uint64_t remote_addr, std::uint32_t rkey) {
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(local), sizeof(std::uint64_t), lkey};
-    ibv_send_wr wr{};
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = opcode;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey = rkey;
-    ibv_send_wr* bad = nullptr;
-    lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
-}
-
 std::string bytes_of(std::uint64_t word) {
     unsigned char raw[8];
     std::memcpy(raw, &word, sizeof raw);
@@ -413,10 +398,13 @@ int run_client(const lab::Options& options, const LessonOptions& settings) {
         ++taken;
         // In the critical section: a read-modify-write that is NOT atomic
         // by itself. Only the lock keeps two clients from interleaving here.
-        post_word(qp.get(), IBV_WR_RDMA_READ, word_slot, mr->lkey, protected_word, peer.rkey);
+        // An RDMA read and an RDMA write of one word (lab::post_rdma, lessons 07 and 09).
+        lab::post_rdma(qp.get(), IBV_WR_RDMA_READ, std::as_bytes(std::span(word_slot, 1)), mr->lkey,
+                       protected_word, peer.rkey);
         lab::wait_for_completion(cq.get(), "RDMA read", options.timeout, server_gone);
         *word_slot += 1;
-        post_word(qp.get(), IBV_WR_RDMA_WRITE, word_slot, mr->lkey, protected_word, peer.rkey);
+        lab::post_rdma(qp.get(), IBV_WR_RDMA_WRITE, std::as_bytes(std::span(word_slot, 1)),
+                       mr->lkey, protected_word, peer.rkey);
         lab::wait_for_completion(cq.get(), "RDMA write", options.timeout, server_gone);
         // Release with CMP_AND_SWP 1 → 0. The old value must be 1: anything
         // else means someone else touched a lock we hold.
@@ -436,7 +424,8 @@ int run_client(const lab::Options& options, const LessonOptions& settings) {
 
     // Step 9c: one RDMA read of the counter: its bytes as they are in the
     // server's memory, the same order as the old values above.
-    post_word(qp.get(), IBV_WR_RDMA_READ, word_slot, mr->lkey, counter, peer.rkey);
+    lab::post_rdma(qp.get(), IBV_WR_RDMA_READ, std::as_bytes(std::span(word_slot, 1)), mr->lkey,
+                   counter, peer.rkey);
     lab::wait_for_completion(cq.get(), "RDMA read", options.timeout, server_gone);
     std::printf("client: the counter now reads %llu, bytes %s\n",
                 static_cast<unsigned long long>(*word_slot), bytes_of(*word_slot).c_str());
