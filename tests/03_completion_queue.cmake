@@ -6,5 +6,5 @@ lab_add_test(test_03_completion_queue lessons/test_03_completion_queue.cpp
 lab_add_test(test_03_completion_queue_bad_input lessons/test_03_completion_queue.cpp
   LABELS lesson rxe bad-input TIMEOUT 90 DEPENDS 03_completion_queue)
 target_compile_definitions(test_03_completion_queue_bad_input PRIVATE LAB_BAD_INPUT_ONLY)
-lab_add_test(test_busy_wait unit/test_busy_wait.cpp
+lab_add_test(test_wait unit/test_wait.cpp
   LABELS unit TIMEOUT 30)

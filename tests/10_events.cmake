@@ -2,4 +2,4 @@
 lab_add_test(test_10_events lessons/test_10_events.cpp
   LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 10_events)
 lab_add_test(test_10_events_bad_input lessons/test_10_events_bad_input.cpp
-  LABELS lesson rxe two-process bad-input TIMEOUT 120 DEPENDS 10_events)
+  LABELS lesson rxe two-process bad-input TIMEOUT 240 DEPENDS 10_events)

@@ -6,12 +6,6 @@
 
 namespace lab {
 
-namespace {
-// How often a WaitWatch runs: rarely enough to cost nothing next to the
-// polling, often enough that a lost peer is noticed at once by a person.
-constexpr std::chrono::milliseconds kWatchInterval{50};
-}  // namespace
-
 std::string_view wc_status_hint(ibv_wc_status status) {
     switch (status) {
         case IBV_WC_SUCCESS:
@@ -52,31 +46,9 @@ std::string_view wc_status_hint(ibv_wc_status status) {
     }
 }
 
-bool BusyWaitDeadline::still_waiting() {
-    const auto now = std::chrono::steady_clock::now();
-    if (!started_) {
-        started_ = true;
-        deadline_ = now + timeout_;
-        next_watch_ = now + kWatchInterval;
-        return true;
-    }
-    if (now > deadline_) {
-        return false;
-    }
-    if (*watch_ && now > next_watch_) {
-        (*watch_)();
-        next_watch_ = now + kWatchInterval;
-    }
-    return true;
-}
-
-ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const WaitWatch& watch) {
+ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, PeerWatch peer) {
     ibv_wc wc{};
-    // The clock is read only every 1024 empty polls: a completion that is
-    // already there (the common case in a latency loop) costs no clock read
-    // at all. The deadline therefore starts at the first such read, a few
-    // microseconds late, which does not matter for a timeout of seconds.
-    BusyWaitDeadline deadline(timeout, watch);
+    Deadline deadline(timeout, peer);
     for (unsigned empty_polls = 1;; ++empty_polls) {
         const int found = ibv_poll_cq(cq, 1, &wc);
         if (found < 0) {
@@ -111,10 +83,37 @@ void check_completion(const ibv_wc& wc, std::string_view what) {
 }
 
 ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what, std::chrono::milliseconds timeout,
-                           const WaitWatch& watch) {
-    const ibv_wc wc = poll_completion(cq, timeout, watch);
+                           PeerWatch peer) {
+    const ibv_wc wc = poll_completion(cq, timeout, peer);
     check_completion(wc, what);
     return wc;
+}
+
+void CqEventAcks::add(ibv_cq* cq) {
+    for (auto& [counted_cq, count] : counts_) {
+        if (counted_cq == cq) {
+            ++count;
+            return;
+        }
+    }
+    counts_.emplace_back(cq, 1);
+}
+
+void CqEventAcks::acknowledge() noexcept {
+    for (auto& [cq, count] : counts_) {
+        if (count > 0) {
+            ibv_ack_cq_events(cq, count);
+            count = 0;
+        }
+    }
+}
+
+unsigned CqEventAcks::unacknowledged() const noexcept {
+    unsigned total = 0;
+    for (const auto& [cq, count] : counts_) {
+        total += count;
+    }
+    return total;
 }
 
 }  // namespace lab

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lab/check.hpp"
+#include "lab/options.hpp"
 
 namespace lab {
 
@@ -102,7 +103,16 @@ GidChoice choose_gid(ibv_context* context, std::uint8_t port, std::optional<int>
         }
         return {index, entry.gid, static_cast<ibv_gid_type>(entry.gid_type)};
     }
-    std::vector<ibv_gid_entry> table(static_cast<std::size_t>(port_attr.gid_tbl_len));
+    // ibv_query_gid_table returns the valid entries of every port of the
+    // device, so the buffer must hold all ports' tables, not just this one's.
+    ibv_device_attr device_attr{};
+    check(ibv_query_device(context, &device_attr), "ibv_query_device");
+    std::size_t entries = 0;
+    for (unsigned each = 1; each <= device_attr.phys_port_cnt; ++each) {
+        entries += static_cast<std::size_t>(
+            query_port(context, static_cast<std::uint8_t>(each)).gid_tbl_len);
+    }
+    std::vector<ibv_gid_entry> table(entries);
     const ssize_t valid = ibv_query_gid_table(context, table.data(), table.size(), 0);
     if (valid < 0) {
         fail("ibv_query_gid_table", static_cast<int>(-valid));
@@ -152,6 +162,27 @@ std::string_view mtu_name(ibv_mtu mtu) {
             return "4096";
     }
     return "unknown";
+}
+
+std::string_view atomic_cap_name(ibv_atomic_cap cap) {
+    switch (cap) {
+        case IBV_ATOMIC_NONE:
+            return "ATOMIC_NONE (0)";
+        case IBV_ATOMIC_HCA:
+            return "ATOMIC_HCA (1)";
+        case IBV_ATOMIC_GLOB:
+            return "ATOMIC_GLOB (2)";
+    }
+    return "unknown";
+}
+
+Port open_port(const Options& options) {
+    Port port;
+    port.context = open_device(options.device);
+    port.number = options.ib_port;
+    port.attr = query_port(port.context.get(), options.ib_port);
+    port.gid = choose_gid(port.context.get(), options.ib_port, options.gid_index);
+    return port;
 }
 
 }  // namespace lab

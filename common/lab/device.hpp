@@ -1,6 +1,6 @@
 /**
  * @file device.hpp
- * @brief Device, port and GID selection (taught in lesson 01).
+ * @brief Steps 1 to 3: device, port and GID selection (taught in lesson 01).
  */
 #pragma once
 
@@ -13,8 +13,11 @@
 #include <string_view>
 
 #include "lab/resources.hpp"
+#include "lab/verbs.hpp"
 
 namespace lab {
+
+struct Options;
 
 /**
  * @brief Open a device by name, or the first one when @p name is empty.
@@ -66,5 +69,26 @@ bool is_ipv4_mapped(const ibv_gid& gid);
 
 /// "256", "512", "1024", "2048" or "4096" for an ibv_mtu value.
 std::string_view mtu_name(ibv_mtu mtu);
+
+/// The device's atomic_cap as ibv_devinfo prints it, e.g. "ATOMIC_HCA (1)".
+std::string_view atomic_cap_name(ibv_atomic_cap cap);
+
+/// Steps 1 to 3 done (lesson 01): an open device, the port to use and its GID.
+struct Port {
+    Context context;          ///< the device, opened with ibv_open_device
+    std::uint8_t number = 1;  ///< the port number (-i)
+    ibv_port_attr attr{};     ///< ibv_query_port: state, lid, active_mtu, gid_tbl_len ...
+    GidChoice gid{};          ///< the GID a QP on this port talks from (-g, or choose_gid())
+
+    /// What move_to_rtr() needs of this side: port, GID index, and active_mtu as the path MTU.
+    [[nodiscard]] LocalPort local() const noexcept { return {number, gid.index, attr.active_mtu}; }
+};
+
+/**
+ * @brief Steps 1 to 3 in one call (lesson 01): open_device(), query_port()
+ *        and choose_gid() with the -d, -i and -g of @p options.
+ * @throws lab::Error as those do: an unknown device, a port or GID index out of range.
+ */
+Port open_port(const Options& options);
 
 }  // namespace lab

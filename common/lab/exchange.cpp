@@ -67,12 +67,15 @@ std::string seconds_text(std::chrono::milliseconds timeout) {
     return text;
 }
 
-// Milliseconds left until @p deadline, for poll(); 0 once it has passed.
-int remaining_ms(Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left > 0 ? static_cast<int>(left) : 0;
+// What is left until @p deadline, as the timeout of the next wait; 0 once it has passed.
+std::chrono::milliseconds left_until(Clock::time_point deadline) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(Clock::duration::zero(), deadline - Clock::now()));
 }
+
+// Every socket is non-blocking (SOCK_NONBLOCK): each wait happens in
+// Deadline::wait_until_ready (poll with a deadline), never inside accept,
+// connect, send or recv.
 
 // Owns a socket until it is handed to a Connection.
 class Socket {
@@ -97,25 +100,6 @@ class Socket {
 void disable_nagle(int fd) {
     const int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-}
-
-// Every socket is non-blocking (SOCK_NONBLOCK): each wait happens here, in poll()
-// with a deadline, never inside accept, connect, send or recv.
-// poll() one socket for @p events until @p deadline; false when the deadline passed.
-bool wait_for(int fd, short events, Clock::time_point deadline) {
-    for (;;) {
-        pollfd entry{fd, events, 0};
-        const int ready = ::poll(&entry, 1, remaining_ms(deadline));
-        if (ready > 0) {
-            return true;
-        }
-        if (ready == 0) {
-            return false;
-        }
-        if (errno != EINTR) {
-            fail("poll", errno);
-        }
-    }
 }
 
 }  // namespace
@@ -213,9 +197,9 @@ Listener::~Listener() {
 }
 
 Connection Listener::accept(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    Deadline deadline(timeout);
     for (;;) {
-        if (!wait_for(fd_, POLLIN, deadline)) {
+        if (!deadline.wait_until_ready(fd_, POLLIN)) {
             throw Error("no client connected to TCP port " + std::to_string(tcp_port_) +
                         " within " + seconds_text(timeout) +
                         " (hint: start the client with this machine's address and the same -p)");
@@ -269,7 +253,7 @@ Connection Connection::connect_to(const std::string& host, std::uint16_t tcp_por
                 error_number = errno;
                 if (error_number == EINPROGRESS) {
                     error_number = ETIMEDOUT;
-                    if (wait_for(socket_fd.get(), POLLOUT, deadline)) {
+                    if (Deadline(left_until(deadline)).wait_until_ready(socket_fd.get(), POLLOUT)) {
                         socklen_t length = sizeof error_number;
                         ::getsockopt(socket_fd.get(), SOL_SOCKET, SO_ERROR, &error_number, &length);
                     }
@@ -310,7 +294,7 @@ Connection::~Connection() {
 }
 
 void Connection::send_bytes(std::span<const std::byte> bytes, std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    Deadline deadline(timeout);
     std::size_t sent = 0;
     while (sent < bytes.size()) {
         // MSG_NOSIGNAL: a peer that died makes send fail with EPIPE instead
@@ -329,31 +313,15 @@ void Connection::send_bytes(std::span<const std::byte> bytes, std::chrono::milli
         if (error_number != EAGAIN && error_number != EWOULDBLOCK && error_number != EINTR) {
             fail("send", error_number);
         }
-        if (!wait_for(fd_, POLLOUT, deadline)) {
+        if (!deadline.wait_until_ready(fd_, POLLOUT)) {
             throw Error("the peer accepted no data within " + seconds_text(timeout) +
                         " (hint: is the other side stuck or stopped?)");
         }
     }
 }
 
-void Connection::throw_if_closed() const {
-    // POLLRDHUP: the peer has shut down its side (its process ended, so the
-    // kernel closed its socket), even when bytes it sent are still unread:
-    // a peer waiting at a barrier has already sent its byte before it died.
-    pollfd watched{fd_, POLLRDHUP, 0};
-    const int ready = ::poll(&watched, 1, 0);
-    if (ready < 0 && errno != EINTR) {
-        fail("poll", errno);
-    }
-    if (ready > 0 && (watched.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-        throw Error(
-            "the peer closed the connection while we waited for a completion (hint: did the "
-            "other side exit or crash? its output says why)");
-    }
-}
-
 void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    Deadline deadline(timeout);
     std::size_t received = 0;
     while (received < bytes.size()) {
         const ssize_t count = ::recv(fd_, bytes.data() + received, bytes.size() - received, 0);
@@ -373,7 +341,7 @@ void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::millisec
         if (error_number != EAGAIN && error_number != EWOULDBLOCK && error_number != EINTR) {
             fail("recv", error_number);
         }
-        if (!wait_for(fd_, POLLIN, deadline)) {
+        if (!deadline.wait_until_ready(fd_, POLLIN)) {
             throw Error("the peer sent nothing within " + seconds_text(timeout) + " (got " +
                         std::to_string(received) + " of " + std::to_string(bytes.size()) +
                         " bytes; hint: is the other side stuck, or started with other options?)");
@@ -387,8 +355,7 @@ ConnectionInfo Connection::exchange(const ConnectionInfo& mine, std::chrono::mil
     const auto deadline = Clock::now() + timeout;
     send_bytes(encode_info(mine), timeout);
     std::array<std::byte, kInfoWireSize> theirs{};
-    receive_bytes(theirs, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::max(Clock::duration::zero(), deadline - Clock::now())));
+    receive_bytes(theirs, left_until(deadline));
     return decode_info(theirs);
 }
 
@@ -397,8 +364,7 @@ void Connection::barrier(std::chrono::milliseconds timeout) {
     const std::array<std::byte, 1> ready{std::byte{'R'}};
     send_bytes(ready, timeout);
     std::array<std::byte, 1> theirs{};
-    receive_bytes(theirs, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::max(Clock::duration::zero(), deadline - Clock::now())));
+    receive_bytes(theirs, left_until(deadline));
     if (theirs[0] != ready[0]) {
         throw Error(
             "barrier: the peer sent an unexpected byte (hint: both sides must run the "
@@ -411,8 +377,6 @@ void print_address(std::string_view side, const PeerAddress& address) {
     std::printf("  %-16sLID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", label.c_str(),
                 unsigned(address.lid), unsigned(address.qp_num), unsigned(address.psn),
                 gid_to_string(address.gid).c_str());
-    // Tests and the other side's user read these lines while the program runs.
-    std::fflush(stdout);
 }
 
 }  // namespace lab

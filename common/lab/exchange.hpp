@@ -36,8 +36,8 @@
 #include <string>
 #include <string_view>
 
-#include "lab/completion.hpp"
 #include "lab/verbs.hpp"
+#include "lab/wait.hpp"
 
 namespace lab {
 
@@ -55,8 +55,6 @@ inline constexpr std::size_t kInfoWireSize = 48;
 inline constexpr std::uint32_t kInfoMagic = 0x52564c58;
 /// The layout's version; a peer with another version is refused.
 inline constexpr std::uint16_t kInfoVersion = 1;
-/// Default deadline for connecting and for each exchange.
-inline constexpr std::chrono::milliseconds kExchangeTimeout{20'000};
 
 /// Serialize @p info into the wire layout above.
 std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info);
@@ -74,12 +72,12 @@ class Connection {
     /// Throws when the port is in use or no client comes within @p timeout.
     /// A server with several clients keeps a Listener instead.
     static Connection accept_one(std::uint16_t tcp_port,
-                                 std::chrono::milliseconds timeout = kExchangeTimeout);
+                                 std::chrono::milliseconds timeout = kDefaultTimeout);
 
     /// Client side: connect to @p host:@p tcp_port, retrying while the server is not up yet.
     /// Throws when no connection is made within @p timeout.
     static Connection connect_to(const std::string& host, std::uint16_t tcp_port,
-                                 std::chrono::milliseconds timeout = kExchangeTimeout);
+                                 std::chrono::milliseconds timeout = kDefaultTimeout);
 
     /// Take over @p other's socket; @p other is left closed.
     Connection(Connection&& other) noexcept;
@@ -91,13 +89,13 @@ class Connection {
 
     /// Send ours, receive theirs (both sides call it; neither waits for the other to go first).
     ConnectionInfo exchange(const ConnectionInfo& mine,
-                            std::chrono::milliseconds timeout = kExchangeTimeout);
+                            std::chrono::milliseconds timeout = kDefaultTimeout);
 
     /**
      * @brief Wait until the peer reaches the same point: both send one byte, both read one.
      * Throws when the peer closed the connection (e.g. it crashed) or the timeout passes.
      */
-    void barrier(std::chrono::milliseconds timeout = kExchangeTimeout);
+    void barrier(std::chrono::milliseconds timeout = kDefaultTimeout);
 
     /// Send raw bytes (all of them) within @p timeout.
     void send_bytes(std::span<const std::byte> bytes, std::chrono::milliseconds timeout);
@@ -105,22 +103,17 @@ class Connection {
     void receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds timeout);
 
     /**
-     * @brief Throw a lab::Error if the peer has closed the connection (it exited or
-     *        crashed), even if bytes it sent before are still unread. Never blocks.
+     * @brief The watch that ends a wait as soon as the peer is gone (its socket
+     *        reports POLLRDHUP), e.g.
+     *        wait_for_completion(cq, what, timeout, connection.watch()).
+     *
+     * The watch holds this socket's number: the Connection must outlive the
+     * waits that use it. Moving the Connection (into a vector, say) keeps the
+     * number; a temporary Connection has no watch (the overload is deleted).
      */
-    void throw_if_closed() const;
-
-    /**
-     * @brief A WaitWatch that ends a completion wait as soon as the peer is gone:
-     *        wait_for_completion(cq, what, timeout, connection.closed_watch()).
-     *        The Connection must outlive the wait.
-     */
-    [[nodiscard]] WaitWatch closed_watch() const {
-        return [this] { throw_if_closed(); };
-    }
-
-    /// The socket, for poll() in programs that wait on it and on a CQ at once.
-    [[nodiscard]] int fd() const noexcept { return fd_; }
+    [[nodiscard]] PeerWatch watch() const& noexcept { return {fd_, POLLRDHUP}; }
+    /// A temporary's socket closes at the end of the statement: nothing to watch.
+    PeerWatch watch() const&& = delete;
 
   private:
     friend class Listener;
@@ -145,7 +138,7 @@ class Listener {
     ~Listener();
 
     /// The next client in the queue; throws when none connects within @p timeout.
-    Connection accept(std::chrono::milliseconds timeout = kExchangeTimeout);
+    Connection accept(std::chrono::milliseconds timeout = kDefaultTimeout);
 
   private:
     int fd_ = -1;

@@ -1,17 +1,24 @@
 #include "lab/options.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 namespace lab {
 
 CommandLine::CommandLine(std::string_view description, unsigned features)
-    : app_(std::string(description)), features_(features) {}
+    : app_(std::string(description)), features_(features) {
+    // Line-buffered even into a pipe, where stdout is otherwise fully buffered:
+    // a test or the peer's user reads each line as the program prints it.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+}
 
 Options CommandLine::parse(int argc, char** argv) {
     // Options are declared here, not in the constructor, so that values a
     // lesson put into defaults() are the ones --help shows.
     ib_port_ = options_.ib_port;
+    timeout_seconds_ = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count());
     if (features_ & kDevice) {
         app_.add_option("-d,--ib-dev", options_.device, "RDMA device (default: the first one)");
         app_.add_option("-i,--ib-port", ib_port_, "port of the device")
@@ -41,6 +48,13 @@ Options CommandLine::parse(int argc, char** argv) {
         app_.add_flag("-e,--events", options_.events,
                       "wait for completion events instead of polling");
     }
+    if (features_ & kTimeout) {
+        app_.add_option("--timeout", timeout_seconds_,
+                        "seconds to wait for the peer at each step: connecting, each exchange "
+                        "and barrier, each completion")
+            ->check(CLI::Range(1, 3600))
+            ->capture_default_str();
+    }
     if (features_ & kServerArg) {
         app_.add_option("SERVER", options_.server,
                         "address of the server; leave it out to be the server");
@@ -57,6 +71,7 @@ Options CommandLine::parse(int argc, char** argv) {
     if (gid_index_ >= 0) {
         options_.gid_index = gid_index_;
     }
+    options_.timeout = std::chrono::seconds(timeout_seconds_);
     return options_;
 }
 

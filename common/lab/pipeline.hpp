@@ -38,14 +38,14 @@ std::size_t signal_interval(std::size_t depth);
  *        request is signaled, and so is the last.
  * @param what names the requests in errors, e.g. "RDMA read".
  * @param timeout for each completion (see wait_for_completion()).
- * @param watch runs while a completion is awaited (see WaitWatch), e.g. to
- *        notice a peer that went away.
+ * @param peer watched while a completion is awaited (see PeerWatch): a peer
+ *        that went away ends the stream at once.
  * @return the time from the first post to the last completion.
- * @throws lab::Error when a completion fails or does not come in time.
+ * @throws lab::Error when a completion fails or does not come in time, or the peer is gone.
  */
 std::chrono::duration<double> stream_work_requests(
     ibv_cq* cq, std::size_t count, std::size_t depth, std::string_view what,
     const std::function<void(std::uint64_t wr_id, unsigned send_flags)>& post,
-    std::chrono::milliseconds timeout = kCompletionTimeout, const WaitWatch& watch = {});
+    std::chrono::milliseconds timeout = kCompletionTimeout, PeerWatch peer = {});
 
 }  // namespace lab

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 namespace lab {
@@ -32,6 +33,11 @@ void print_latency(std::size_t message_size, std::vector<double> microseconds) {
     std::printf(" %-6zu %-14zu %-14.2f %-12.2f %-16.2f %-14.2f %.2f\n", message_size,
                 microseconds.size(), microseconds.front(), microseconds.back(), percentile(0.5),
                 mean, percentile(0.99));
+}
+
+std::string text_in(std::span<const std::byte> bytes) {
+    const auto* text = reinterpret_cast<const char*>(bytes.data());
+    return {text, strnlen(text, bytes.size())};
 }
 
 }  // namespace lab

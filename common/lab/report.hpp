@@ -1,6 +1,7 @@
 /**
  * @file report.hpp
- * @brief Printing a measurement the way perftest does (lessons 07 and 09, exercise 04).
+ * @brief Printing what a program measured the way perftest does (lessons 07 and 09,
+ *        exercise 04), and the text that arrived in a buffer.
  *
  * Lesson 07 teaches how to measure bandwidth and latency. Its results are
  * printed in perftest's own layout (a "#bytes" header line, then one line of
@@ -11,6 +12,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace lab {
@@ -29,5 +32,15 @@ void print_bandwidth(std::size_t message_size, std::size_t messages,
  *        An empty list prints nothing.
  */
 void print_latency(std::size_t message_size, std::vector<double> microseconds);
+
+/**
+ * @brief The C string at the start of @p bytes, up to its terminating zero or
+ *        the end of @p bytes, whichever comes first.
+ *
+ * For printing what a peer wrote or sent into a buffer (lessons 07 to 11):
+ * the bytes come from another process, so a missing zero must not make the
+ * program read past the buffer.
+ */
+std::string text_in(std::span<const std::byte> bytes);
 
 }  // namespace lab

@@ -75,10 +75,12 @@ class DeviceList {
     DeviceList(const DeviceList&) = delete;
     DeviceList& operator=(const DeviceList&) = delete;
 
-    /// The devices found, possibly none.
-    [[nodiscard]] std::span<ibv_device* const> devices() const noexcept {
+    /// The devices found, possibly none; valid while this list lives.
+    [[nodiscard]] std::span<ibv_device* const> devices() const& noexcept {
         return {devices_, static_cast<std::size_t>(count_)};
     }
+    /// A temporary list is freed at the end of the statement: its devices would dangle.
+    std::span<ibv_device* const> devices() const&& = delete;
 
   private:
     ibv_device** devices_ = nullptr;

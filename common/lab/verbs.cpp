@@ -135,6 +135,29 @@ void post_send(ibv_qp* qp, std::span<const std::byte> message, std::uint32_t lke
           "max_inline_data?");
 }
 
+void post_rdma(ibv_qp* qp, ibv_wr_opcode opcode, std::span<const std::byte> local,
+               std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey,
+               unsigned send_flags, std::uint64_t wr_id) {
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
+    sge.length = static_cast<std::uint32_t>(local.size());
+    sge.lkey = lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = opcode;
+    wr.send_flags = send_flags;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey = rkey;
+    ibv_send_wr* bad_wr = nullptr;
+    check(ibv_post_send(qp, &wr, &bad_wr),
+          opcode == IBV_WR_RDMA_READ ? "ibv_post_send(IBV_WR_RDMA_READ)"
+                                     : "ibv_post_send(IBV_WR_RDMA_WRITE)",
+          "more work requests outstanding than max_send_wr, or an inline payload above "
+          "max_inline_data?");
+}
+
 const char* qp_state_name(ibv_qp_state state) {
     switch (state) {
         case IBV_QPS_RESET:

@@ -3,8 +3,8 @@
  * @brief Steps 4 to 9 of the verbs flow in one call each, for the lessons after they were taught.
  *
  * Lesson 02 teaches ibv_alloc_pd and ibv_reg_mr, lesson 03 ibv_create_cq,
- * lesson 04 ibv_create_qp and the RESET → INIT → RTR → RTS walk, lesson 06
- * posting one receive and one send. From then on
+ * lesson 04 ibv_create_qp, the RESET → INIT → RTR → RTS walk and posting one
+ * receive and one send (a QP connected to itself). From then on
  * a lesson that teaches something else calls these instead of repeating
  * them. Each one checks its verb and throws a lab::Error with a hint.
  */
@@ -87,14 +87,14 @@ void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic
                  std::uint8_t timeout = 14);
 
 /**
- * @brief Step 9 (lesson 06): ibv_post_recv of one receive into @p buffer.
+ * @brief Step 9 (lesson 04): ibv_post_recv of one receive into @p buffer.
  * @param wr_id comes back in the receive's completion.
  */
 void post_receive(ibv_qp* qp, std::span<std::byte> buffer, std::uint32_t lkey,
                   std::uint64_t wr_id = 0);
 
 /**
- * @brief Step 9 (lesson 06): ibv_post_send of one IBV_WR_SEND of @p message.
+ * @brief Step 9 (lesson 04): ibv_post_send of one IBV_WR_SEND of @p message.
  * @param send_flags IBV_SEND_SIGNALED asks for a completion (the course's QPs
  *        are created with sq_sig_all off); add IBV_SEND_FENCE, IBV_SEND_INLINE...
  * @param wr_id comes back in the send's completion.
@@ -102,10 +102,23 @@ void post_receive(ibv_qp* qp, std::span<std::byte> buffer, std::uint32_t lkey,
 void post_send(ibv_qp* qp, std::span<const std::byte> message, std::uint32_t lkey,
                unsigned send_flags = IBV_SEND_SIGNALED, std::uint64_t wr_id = 0);
 
-/// The QP state name as the specification spells it: RESET, INIT, RTR, RTS, SQD, SQE, ERR.
+/**
+ * @brief Step 9 (lessons 07 and 09): ibv_post_send of one IBV_WR_RDMA_WRITE or
+ *        IBV_WR_RDMA_READ between @p local and the peer's @p remote_addr.
+ * @param opcode IBV_WR_RDMA_WRITE (local → remote) or IBV_WR_RDMA_READ (remote → local,
+ *        which needs IBV_ACCESS_LOCAL_WRITE on the local region).
+ * @param rkey the peer's key for the region @p remote_addr lies in.
+ * @param send_flags IBV_SEND_SIGNALED asks for a completion; add IBV_SEND_INLINE, ...
+ */
+void post_rdma(ibv_qp* qp, ibv_wr_opcode opcode, std::span<const std::byte> local,
+               std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey,
+               unsigned send_flags = IBV_SEND_SIGNALED, std::uint64_t wr_id = 0);
+
+/// The QP state name as the specification spells it (lesson 04): RESET, INIT, RTR, RTS, SQD,
+/// SQE, ERR.
 const char* qp_state_name(ibv_qp_state state);
 
-/// A random 24-bit starting PSN, as ibv_rc_pingpong uses.
+/// A random 24-bit starting PSN, as ibv_rc_pingpong uses (lesson 05 says why).
 std::uint32_t random_psn();
 
 }  // namespace lab

@@ -29,18 +29,6 @@
 
 namespace {
 
-std::string_view atomic_cap_name(ibv_atomic_cap cap) {
-    switch (cap) {
-        case IBV_ATOMIC_NONE:
-            return "ATOMIC_NONE (0)";
-        case IBV_ATOMIC_HCA:
-            return "ATOMIC_HCA (1)";
-        case IBV_ATOMIC_GLOB:
-            return "ATOMIC_GLOB (2)";
-    }
-    return "unknown";
-}
-
 std::string_view port_state_name(ibv_port_state state) {
     switch (state) {
         case IBV_PORT_NOP:
@@ -161,7 +149,7 @@ int main(int argc, char** argv) {
         print_field("max_srq_sge", device_attr.max_srq_sge);
         print_field("max_ah", device_attr.max_ah);
         print_field("max_mw", device_attr.max_mw);
-        print_field("atomic_cap", atomic_cap_name(device_attr.atomic_cap));
+        print_field("atomic_cap", lab::atomic_cap_name(device_attr.atomic_cap));
 
         // ibv_query_device_ex adds what newer kernels report: more capability
         // bits (Linux 6.12's rxe sets FLUSH and ATOMIC_WRITE, bits 38-40, that

@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lab/check.hpp"
@@ -34,13 +33,7 @@
 int main(int argc, char** argv) {
     lab::CommandLine command_line(
         "Lesson 05: exchange QP information over TCP and connect two RC QPs",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kServerArg);
-    int timeout_seconds = 20;
-    command_line.app()
-        .add_option("--timeout", timeout_seconds,
-                    "seconds to wait for the peer at each step (connect, exchange, barrier)")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kTimeout | lab::kServerArg);
     int hold_seconds = 0;
     command_line.app()
         .add_option("--hold", hold_seconds,
@@ -48,7 +41,7 @@ int main(int argc, char** argv) {
                     "QPs with 'rdma resource show qp')")
         ->check(CLI::Range(0, 3600));
     const lab::Options options = command_line.parse(argc, argv);
-    const std::chrono::milliseconds timeout = std::chrono::seconds(timeout_seconds);
+    const std::chrono::milliseconds timeout = options.timeout;
 
     return lab::run_main([&] {
         const char* role = options.is_server() ? "server" : "client";
@@ -100,7 +93,6 @@ int main(int argc, char** argv) {
             std::printf("client: connecting to %s:%u\n", options.server.c_str(),
                         unsigned(options.tcp_port));
         }
-        std::fflush(stdout);
         lab::Connection connection =
             options.is_server()
                 ? lab::Connection::accept_one(options.tcp_port, timeout)
@@ -123,19 +115,23 @@ int main(int argc, char** argv) {
                    "ibv_query_qp");
         std::printf("%s: QP 0x%06x is in state %s, connected to QP 0x%06x\n", role, qp->qp_num,
                     lab::qp_state_name(attr.qp_state), attr.dest_qp_num);
-        std::fflush(stdout);
 
+        // The TCP connection stays open to the end, and it tells when the
+        // peer is gone: its kernel closes the socket the moment the process
+        // exits or crashes, and poll(2) reports POLLRDHUP here even while
+        // bytes it sent are still unread. Its QP vanishes too, but that the
+        // device may not report for a long time. connection.watch() is that
+        // check (lab::PeerWatch); every wait of the later lessons uses it.
         if (hold_seconds > 0) {
             std::printf("%s: holding for %d s before the barrier\n", role, hold_seconds);
-            std::fflush(stdout);
-            std::this_thread::sleep_for(std::chrono::seconds(hold_seconds));
+            connection.watch().sleep_until(std::chrono::steady_clock::now() +
+                                           std::chrono::seconds(hold_seconds));
         }
 
         // Step 8e: the barrier. Each side sends one byte and waits for the
         // other's, so neither tears down its QP while the peer still needs it.
         // A peer that died shows up here as a closed connection.
         std::printf("%s: waiting for the peer at the barrier\n", role);
-        std::fflush(stdout);
         connection.barrier(timeout);
         std::printf("%s: both sides are in RTS\n", role);
 

@@ -33,6 +33,7 @@
 
 #include "lab/check.hpp"
 #include "lab/completion.hpp"
+#include "lab/connect.hpp"
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
@@ -43,6 +44,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Step 9 posts with ibv_post_recv and ibv_post_send (lab::post_receive and
+// lab::post_send, written out in lesson 04), and waits with ibv_poll_cq.
 // wr_id is ours to choose; the completion hands it back, so it says which
 // request completed.
 constexpr std::uint64_t kSendId = 1;
@@ -51,60 +54,6 @@ constexpr std::uint64_t kReceiveId = 2;
 // How many receives the ping-pong keeps posted, as ibv_rc_pingpong's rx_depth:
 // the peer's next message must never find the receive queue empty.
 constexpr std::uint32_t kReceiveDepth = 500;
-
-// Step 9a: post one receive for the whole buffer. The buffer is where the
-// next incoming send lands; the lkey proves this process registered it.
-void post_receive(ibv_qp* qp, ibv_mr* mr, std::span<std::byte> buffer) {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<std::uintptr_t>(buffer.data());
-    sge.length = static_cast<std::uint32_t>(buffer.size());
-    sge.lkey = mr->lkey;
-    ibv_recv_wr wr{};
-    wr.wr_id = kReceiveId;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad_wr = nullptr;
-    lab::check(ibv_post_recv(qp, &wr, &bad_wr), "ibv_post_recv",
-               "is the receive queue full (max_recv_wr) or the QP in RESET?");
-}
-
-// Step 9b: post one send of @p message. IBV_SEND_SIGNALED asks for a
-// completion; the QP was created with sq_sig_all off, so it is needed.
-void post_send(ibv_qp* qp, ibv_mr* mr, std::span<const std::byte> message) {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<std::uintptr_t>(message.data());
-    sge.length = static_cast<std::uint32_t>(message.size());
-    sge.lkey = mr->lkey;
-    ibv_send_wr wr{};
-    wr.wr_id = kSendId;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad_wr = nullptr;
-    lab::check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send",
-               "is the QP in RTS, and the send queue not full (max_send_wr)?");
-}
-
-// Step 9c: busy-poll the CQ for one completion. ibv_poll_cq never blocks: it
-// returns 0 while nothing has completed, so the deadline is ours to keep.
-ibv_wc poll_one(ibv_cq* cq, std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    ibv_wc wc{};
-    for (;;) {
-        const int found = ibv_poll_cq(cq, 1, &wc);
-        if (found < 0) {
-            lab::fail("ibv_poll_cq", EIO, "the CQ overran or the device failed");
-        }
-        if (found == 1) {
-            return wc;
-        }
-        if (Clock::now() > deadline) {
-            throw lab::Error("no completion within " + std::to_string(timeout.count() / 1000) +
-                             " s (hint: is the peer still running?)");
-        }
-    }
-}
 
 // What IBV_WC_RNR_RETRY_EXC_ERR means, for --rnr-demo.
 void explain_rnr(const ibv_wc& wc) {
@@ -127,34 +76,24 @@ void explain_rnr(const ibv_wc& wc) {
 int main(int argc, char** argv) {
     lab::CommandLine command_line(
         "Lesson 06: RC send/receive between two processes, then a timed ping-pong",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
-    int timeout_seconds = 20;
-    command_line.app()
-        .add_option(
-            "--timeout", timeout_seconds,
-            "seconds to wait for the peer: to connect, at each barrier, for each completion")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
     bool rnr_demo = false;
     command_line.app().add_flag(
         "--rnr-demo", rnr_demo,
         "the client sends before the server posts its receive, with rnr_retry 0 (both sides)");
     const lab::Options options = command_line.parse(argc, argv);
-    const std::chrono::milliseconds timeout = std::chrono::seconds(timeout_seconds);
+    const std::chrono::milliseconds timeout = options.timeout;
 
     return lab::run_main([&] {
         const char* role = options.is_server() ? "server" : "client";
 
         // Steps 1-3 (lesson 01): device, port, GID.
-        lab::Context context = lab::open_device(options.device);
-        const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
-        const lab::GidChoice gid =
-            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+        const lab::Port port = lab::open_port(options);
 
         // Steps 4-7 (lessons 02-04). One buffer serves every send and receive;
         // LOCAL_WRITE lets a receive write into it. One CQ takes both kinds of
         // completion, like ibv_rc_pingpong's.
-        lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         // Page-aligned, as ibv_rc_pingpong's buffer: a 4 KiB message then lies
         // in one page, and the device maps one page per message, not two.
         constexpr std::size_t kPage = 4096;
@@ -164,29 +103,20 @@ int main(int argc, char** argv) {
         std::align(kPage, options.size, start_of_page, space);
         const std::span<std::byte> buffer(static_cast<std::byte*>(start_of_page), options.size);
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
-        lab::CompletionQueue cq = lab::create_cq(context.get(), kReceiveDepth + 16);
+        lab::CompletionQueue cq = lab::create_cq(port.context.get(), kReceiveDepth + 16);
         lab::QueueSizes sizes;
         sizes.send_wr = 16;
         sizes.recv_wr = kReceiveDepth;
         lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
 
-        // Step 8 (lessons 04-05): INIT, exchange over TCP, RTR, RTS.
-        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_LOCAL_WRITE);
-        lab::ConnectionInfo mine;
-        mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
-        lab::print_address("local", mine.address);
-        lab::Connection connection =
-            options.is_server()
-                ? lab::Connection::accept_one(options.tcp_port, timeout)
-                : lab::Connection::connect_to(options.server, options.tcp_port, timeout);
-        const lab::ConnectionInfo peer = connection.exchange(mine, timeout);
-        lab::print_address("remote", peer.address);
-        lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu},
-                         peer.address);
-        // rnr_retry: how often a send that met an empty receive queue is
-        // retried; 7 means forever, 0 means never (the demo).
-        const std::uint8_t rnr_retry = rnr_demo ? 0 : 7;
-        lab::move_to_rts(qp.get(), mine.address.psn, 16, rnr_retry);
+        // Step 8 (lesson 05): INIT, exchange over TCP, RTR, RTS. rnr_retry:
+        // how often a send that met an empty receive queue is retried; 7
+        // means forever, 0 means never (the demo).
+        auto [peer, connection] = lab::connect_qp(
+            qp.get(), port, options,
+            {.access = IBV_ACCESS_LOCAL_WRITE, .rnr_retry = std::uint8_t(rnr_demo ? 0 : 7)});
+        // Every wait below also ends as soon as the peer's socket closes (lesson 05).
+        const lab::PeerWatch peer_gone = connection.watch();
 
         // Part 1: hello world. The order matters: a send that arrives before
         // its receive is posted is refused (RNR), so the server posts first
@@ -202,10 +132,9 @@ int main(int argc, char** argv) {
                 connection.barrier(timeout);  // the client has seen its completion
                 return 0;
             }
-            post_receive(qp.get(), mr.get(), buffer);
+            lab::post_receive(qp.get(), buffer, mr->lkey, kReceiveId);  // ibv_post_recv
             connection.barrier(timeout);  // "my receive is posted: send now"
-            const ibv_wc wc = poll_one(cq.get(), timeout);
-            lab::check_completion(wc, "receive");
+            const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive", timeout, peer_gone);
             const std::string text(reinterpret_cast<const char*>(buffer.data()), wc.byte_len);
             std::printf("server: received %u bytes: \"%s\"\n", wc.byte_len, text.c_str());
         } else {
@@ -218,9 +147,10 @@ int main(int argc, char** argv) {
                     "rnr_retry 0\n");
                 const std::string text = "this send finds no receive";
                 std::memcpy(buffer.data(), text.data(), std::min(text.size(), buffer.size()));
-                post_send(qp.get(), mr.get(),
-                          std::span(buffer).first(std::min(text.size(), buffer.size())));
-                const ibv_wc wc = poll_one(cq.get(), timeout);
+                lab::post_send(qp.get(),
+                               std::span(buffer).first(std::min(text.size(), buffer.size())),
+                               mr->lkey, IBV_SEND_SIGNALED, kSendId);  // ibv_post_send
+                const ibv_wc wc = lab::poll_completion(cq.get(), timeout, peer_gone);
                 if (wc.status != IBV_WC_RNR_RETRY_EXC_ERR) {
                     lab::check_completion(wc, "send");  // throws, unless it succeeded
                     throw lab::Error(
@@ -239,11 +169,11 @@ int main(int argc, char** argv) {
                 std::snprintf(hello, sizeof hello, "Hello from the client, QP 0x%06x", qp->qp_num);
             const std::size_t hello_size = std::min(std::size_t(length), buffer.size());
             std::memcpy(buffer.data(), hello, hello_size);
-            post_send(qp.get(), mr.get(), std::span(buffer).first(hello_size));
-            lab::check_completion(poll_one(cq.get(), timeout), "send");
+            lab::post_send(qp.get(), std::span(buffer).first(hello_size), mr->lkey,
+                           IBV_SEND_SIGNALED, kSendId);
+            lab::wait_for_completion(cq.get(), "send", timeout, peer_gone);
             std::printf("client: sent %zu bytes: \"%.*s\"\n", hello_size, int(hello_size), hello);
         }
-        std::fflush(stdout);
 
         // Part 2: the ping-pong. Each side keeps up to kReceiveDepth receives
         // posted and refills them when they run low, as ibv_rc_pingpong does,
@@ -254,12 +184,11 @@ int main(int argc, char** argv) {
             static_cast<std::uint32_t>(std::min<std::size_t>(kReceiveDepth, options.iters + 1));
         std::uint32_t receives_posted = 0;
         for (; receives_posted < receive_depth; ++receives_posted) {
-            post_receive(qp.get(), mr.get(), buffer);
+            lab::post_receive(qp.get(), buffer, mr->lkey, kReceiveId);
         }
         connection.barrier(timeout);  // the peer's receives are posted too
         std::printf("%s: ping-pong of %zu messages of %zu bytes each way\n", role, options.iters,
                     options.size);
-        std::fflush(stdout);
 
         std::size_t sends_posted = 0;
         std::size_t sends_completed = 0;
@@ -268,15 +197,15 @@ int main(int argc, char** argv) {
         bool receive_awaited = true;
         const auto start = Clock::now();
         if (!options.is_server()) {
-            post_send(qp.get(), mr.get(), buffer);
+            lab::post_send(qp.get(), buffer, mr->lkey, IBV_SEND_SIGNALED, kSendId);
             ++sends_posted;
             send_in_flight = true;
         }
-        // For the deadline: the clock is read only while nothing completes,
-        // every 4096 empty polls, never on the fast path.
+        // The deadline (lesson 03) reads the clock only while nothing
+        // completes, every 4096 empty polls, never on the fast path; it
+        // starts again at each completion, and it watches the peer.
+        lab::Deadline idle(timeout, peer_gone);
         unsigned empty_polls = 0;
-        std::size_t progress_seen = 0;
-        auto progress_time = start;
         std::array<ibv_wc, 16> completions{};
         while (sends_completed < options.iters || receives_completed < options.iters) {
             // One call may return several completions: fewer calls, less overhead.
@@ -285,19 +214,14 @@ int main(int argc, char** argv) {
                 lab::fail("ibv_poll_cq", EIO, "the CQ overran or the device failed");
             }
             if (found == 0) {
-                if (++empty_polls % 4096 == 0) {
-                    const auto now = Clock::now();
-                    if (receives_completed + sends_completed != progress_seen) {
-                        progress_seen = receives_completed + sends_completed;
-                        progress_time = now;
-                    } else if (now - progress_time > timeout) {
-                        throw lab::Error("no completion within " + std::to_string(timeout_seconds) +
-                                         " s after " + std::to_string(receives_completed) +
-                                         " messages (hint: is the peer still running?)");
-                    }
+                if (++empty_polls % 4096 == 0 && !idle.still_waiting()) {
+                    throw lab::Error("no completion within " + std::to_string(timeout.count()) +
+                                     " ms after " + std::to_string(receives_completed) +
+                                     " messages (hint: is the peer still running?)");
                 }
                 continue;
             }
+            idle.reset();
             for (const ibv_wc& wc : std::span(completions).first(std::size_t(found))) {
                 if (wc.wr_id == kReceiveId) {
                     lab::check_completion(wc, "receive");
@@ -305,7 +229,7 @@ int main(int argc, char** argv) {
                     receive_awaited = false;
                     if (--receives_posted <= 1) {
                         for (; receives_posted < receive_depth; ++receives_posted) {
-                            post_receive(qp.get(), mr.get(), buffer);
+                            lab::post_receive(qp.get(), buffer, mr->lkey, kReceiveId);
                         }
                     }
                 } else {
@@ -315,7 +239,7 @@ int main(int argc, char** argv) {
                 }
             }
             if (!send_in_flight && !receive_awaited && sends_posted < options.iters) {
-                post_send(qp.get(), mr.get(), buffer);
+                lab::post_send(qp.get(), buffer, mr->lkey, IBV_SEND_SIGNALED, kSendId);
                 ++sends_posted;
                 send_in_flight = true;
                 receive_awaited = true;

@@ -13,7 +13,7 @@
 // to measure bandwidth (--bw) and latency (--lat) the way perftest does.
 //
 // Run:   ./lab run 07_rdma_write                      (server and client)
-//        ./lab run 07_rdma_write --bad-rkey           (the client uses a wrong rkey)
+//        ./lab run 07_rdma_write --wrong-rkey         (the client uses a wrong rkey)
 //        ./lab run 07_rdma_write --bw -s 65536 -n 2000 --depth 64
 //        ./lab run 07_rdma_write --lat -s 8 -n 2000
 // By hand: 07_rdma_write [flags]             (server)
@@ -38,6 +38,7 @@
 
 #include "lab/check.hpp"
 #include "lab/completion.hpp"
+#include "lab/connect.hpp"
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
@@ -54,14 +55,13 @@ constexpr std::string_view kGreeting = "hello verbs";
 
 enum class Mode { kHello, kBandwidth, kLatency };
 
-// The flags only this lesson has.
-struct LessonFlags {
+// The options only this lesson has.
+struct LessonOptions {
     Mode mode = Mode::kHello;
-    bool bad_rkey = false;
-    bool past_end = false;
+    bool wrong_rkey = false;
+    bool wrong_address = false;
     bool use_inline = false;
     std::size_t depth = 64;
-    std::chrono::milliseconds timeout{lab::kExchangeTimeout};
 };
 
 // Step 9: one RDMA write. The remote side is named only by an address and an
@@ -92,22 +92,22 @@ void post_write(ibv_qp* qp, std::span<const std::byte> local, std::uint32_t lkey
 // How long the server waits for a measuring client to finish. A client that
 // dies closes its socket and ends the wait at once; this bound is only for a
 // client that stops answering, so it grows with the work asked for.
-std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonFlags& flags) {
-    return flags.timeout + std::chrono::milliseconds(options.iters);
+std::chrono::milliseconds run_timeout(const lab::Options& options) {
+    return options.timeout + std::chrono::milliseconds(options.iters);
 }
 
 // Busy-wait until the peer's write changes the last byte of @p area to @p marker.
-// @p peer_gone (lab::Connection::closed_watch) ends the wait early if the peer exits.
+// @p peer_gone (lab::Connection::watch) ends the wait early if the peer exits.
 void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
-                     std::chrono::milliseconds timeout, const lab::WaitWatch& peer_gone) {
+                     std::chrono::milliseconds timeout, lab::PeerWatch peer_gone) {
     // The device writes this memory behind the compiler's back: read it through
     // an atomic so that every iteration really loads it.
     std::atomic_ref<std::byte> last(area.back());
     // Reading the clock is not free (a system call on a machine without a
     // usable TSC), so it is read only every few thousand spins: a message that
-    // is already there costs no clock read. The same deadline also runs
-    // peer_gone now and then.
-    lab::BusyWaitDeadline deadline(timeout, peer_gone);
+    // is already there costs no clock read. The same deadline also looks at
+    // the peer now and then.
+    lab::Deadline deadline(timeout, peer_gone);
     for (unsigned spins = 1; last.load(std::memory_order_acquire) != std::byte{marker}; ++spins) {
         if (spins % 4096 == 0 && !deadline.still_waiting()) {
             throw lab::Error("no write from the peer within " + std::to_string(timeout.count()) +
@@ -122,7 +122,7 @@ void wait_for_marker(std::span<std::byte> area, std::uint8_t marker,
 // a send queue completes in order.
 void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local, std::uint32_t lkey,
                        const lab::ConnectionInfo& remote, const lab::Options& options,
-                       const LessonFlags& flags, const lab::WaitWatch& peer_gone) {
+                       const LessonOptions& flags, lab::PeerWatch peer_gone) {
     const std::size_t iters = options.iters;
     // Every 8th of 64 (lab::signal_interval): measured on rxe, fewer completions
     // (every 32nd or 64th) made the send queue drain in bursts, and every one
@@ -139,7 +139,7 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local,
                        signaled ? IBV_SEND_SIGNALED : 0, posted);
         }
         // wr_id counts the writes up to this one, all of which are now done.
-        completed = lab::wait_for_completion(cq, "RDMA write", flags.timeout, peer_gone).wr_id;
+        completed = lab::wait_for_completion(cq, "RDMA write", options.timeout, peer_gone).wr_id;
     }
     lab::print_bandwidth(options.size, iters, Clock::now() - start);
 }
@@ -150,8 +150,8 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<const std::byte> local,
 // writes back. Half a round trip is the one-way latency.
 void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> buffer, std::uint32_t lkey,
                      std::uint32_t max_inline, const lab::ConnectionInfo& remote,
-                     const lab::Options& options, const LessonFlags& flags,
-                     const lab::WaitWatch& peer_gone) {
+                     const lab::Options& options, const LessonOptions& flags,
+                     lab::PeerWatch peer_gone) {
     const std::size_t size = options.size;
     const auto receive_area = buffer.first(size);       // the peer writes here
     const auto send_area = buffer.subspan(size, size);  // we write from here
@@ -172,13 +172,14 @@ void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> buffer, std::u
     for (std::size_t i = 1; i <= options.iters; ++i) {
         const auto marker = static_cast<std::uint8_t>(i);  // wraps; only a change matters
         if (!is_client) {
-            wait_for_marker(receive_area, marker, flags.timeout, peer_gone);  // the server answers
+            wait_for_marker(receive_area, marker, options.timeout,
+                            peer_gone);  // the server answers
         }
         send_area.back() = std::byte{marker};
         post_write(qp, send_area, lkey, remote.remote_addr, remote.rkey, send_flags, i);
-        lab::wait_for_completion(cq, "RDMA write", flags.timeout, peer_gone);
+        lab::wait_for_completion(cq, "RDMA write", options.timeout, peer_gone);
         if (is_client) {
-            wait_for_marker(receive_area, marker, flags.timeout, peer_gone);
+            wait_for_marker(receive_area, marker, options.timeout, peer_gone);
         }
         const auto now = Clock::now();
         const std::chrono::duration<double, std::micro> round_trip = now - previous;
@@ -194,24 +195,21 @@ void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> buffer, std::u
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Line-buffered, so that a log read through a pipe shows each step as it happens.
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
-
     lab::CommandLine command_line(
         "Lesson 07: RDMA write, a one-sided operation",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
-    LessonFlags flags;
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
+    LessonOptions flags;
     bool bandwidth = false;
     bool latency = false;
-    int timeout_seconds = static_cast<int>(flags.timeout.count() / 1000);
     auto& app = command_line.app();
     auto* bw_flag = app.add_flag("--bw", bandwidth, "measure bandwidth (like ib_write_bw)");
     auto* lat_flag =
         app.add_flag("--lat", latency, "measure latency (like ib_write_lat)")->excludes(bw_flag);
-    app.add_flag("--bad-rkey", flags.bad_rkey, "client: write with a wrong rkey")
+    app.add_flag("--wrong-rkey", flags.wrong_rkey, "client: write with a wrong rkey")
         ->excludes(bw_flag)
         ->excludes(lat_flag);
-    app.add_flag("--past-end", flags.past_end, "client: write across the end of the region")
+    app.add_flag("--wrong-address", flags.wrong_address,
+                 "client: write across the end of the region")
         ->excludes(bw_flag)
         ->excludes(lat_flag);
     app.add_flag("--inline", flags.use_inline, "--lat: send messages up to max_inline_data inline")
@@ -219,13 +217,8 @@ int main(int argc, char** argv) {
     app.add_option("--depth", flags.depth, "writes outstanding at once in --bw")
         ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
         ->capture_default_str();
-    app.add_option("--timeout", timeout_seconds,
-                   "seconds to wait for the peer (connection, exchange, each completion)")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
     const lab::Options options = command_line.parse(argc, argv);
     flags.mode = bandwidth ? Mode::kBandwidth : latency ? Mode::kLatency : Mode::kHello;
-    flags.timeout = std::chrono::seconds(timeout_seconds);
 
     return lab::run_main([&] {
         const bool is_server = options.is_server();
@@ -236,16 +229,13 @@ int main(int argc, char** argv) {
         }
 
         // Steps 1-3 (lesson 01): open the device, query the port, choose the GID.
-        const lab::Context context = lab::open_device(options.device);
-        const ibv_port_attr port = lab::query_port(context.get(), options.ib_port);
-        const lab::GidChoice gid =
-            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+        const lab::Port port = lab::open_port(options);
         std::printf("Step 1-3: %s port %u, GID index %d (%s)\n",
-                    ibv_get_device_name(context->device), options.ib_port, gid.index,
-                    lab::gid_to_string(gid.gid).c_str());
+                    ibv_get_device_name(port.context->device), port.number, port.gid.index,
+                    lab::gid_to_string(port.gid.gid).c_str());
 
         // Step 4 (lesson 02): the protection domain.
-        const lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
 
         // Step 5: register memory (ibv_reg_mr, through lab::register_memory).
         // What a region may be used for is decided here. The server's region is the target of the
@@ -267,7 +257,7 @@ int main(int argc, char** argv) {
         // Steps 6-7 (lessons 03-04): one CQ for both queues, an RC QP. Ask for
         // room to carry a small payload inline.
         const int cq_entries = static_cast<int>(flags.depth) + 16;
-        const lab::CompletionQueue cq = lab::create_cq(context.get(), cq_entries);
+        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), cq_entries);
         lab::QueueSizes sizes;
         sizes.send_wr = static_cast<std::uint32_t>(flags.depth) + 1;
         sizes.recv_wr = 1;  // no receive is ever posted: writes consume none
@@ -283,45 +273,22 @@ int main(int argc, char** argv) {
         std::printf("Step 7: QP 0x%06x, max_inline_data granted: %u bytes\n", qp->qp_num,
                     max_inline);
 
-        // Step 8a: RESET -> INIT. The QP, too, must allow remote writes: a
-        // write is refused unless both the QP and the MR permit it.
-        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_REMOTE_WRITE);
-
-        // Step 8b (lesson 05): exchange QP addresses and, for one-sided work,
-        // the region's address, rkey and length.
-        lab::ConnectionInfo mine;
-        mine.address.qp_num = qp->qp_num;
-        mine.address.psn = lab::random_psn();
-        mine.address.lid = port.lid;
-        mine.address.gid = gid.gid;
-        if (access != 0) {
-            mine.remote_addr = reinterpret_cast<std::uintptr_t>(buffer.data());
-            mine.rkey = mr->rkey;
-            mine.length = static_cast<std::uint32_t>(flags.mode == Mode::kLatency ? options.size
-                                                                                  : buffer.size());
-        }
-        if (is_server) {
-            std::printf("Step 8: waiting for a client on TCP port %u\n", options.tcp_port);
-        }
-        lab::Connection connection =
-            is_server
-                ? lab::Connection::accept_one(options.tcp_port, flags.timeout)
-                : lab::Connection::connect_to(options.server, options.tcp_port, flags.timeout);
-        const lab::ConnectionInfo remote = connection.exchange(mine, flags.timeout);
-        lab::print_address("local", mine.address);
-        lab::print_address("remote", remote.address);
+        // Step 8 (lesson 05): INIT, the exchange, RTR, RTS. The QP, too, must
+        // allow remote writes (qp_access_flags at INIT): a write is refused
+        // unless both the QP and the MR permit it. The exchange also hands
+        // over, for one-sided work, the region's address, rkey and length.
+        auto [remote, connection] = lab::connect_qp(
+            qp.get(), port, options,
+            {.access = IBV_ACCESS_REMOTE_WRITE,
+             .region = access != 0 ? mr.get() : nullptr,
+             .region_length = flags.mode == Mode::kLatency ? options.size : buffer.size()});
         if (!is_server) {
             std::printf("  remote buffer:  addr 0x%llx, rkey 0x%x, length %u\n",
                         static_cast<unsigned long long>(remote.remote_addr), remote.rkey,
                         remote.length);
         }
-
-        // Step 8c (lesson 04): INIT -> RTR -> RTS.
-        const lab::LocalPort local{options.ib_port, gid.index, port.active_mtu};
-        lab::move_to_rtr(qp.get(), local, remote.address);
-        lab::move_to_rts(qp.get(), mine.address.psn);
         std::printf("Step 8: QP is in RTS\n");
-        connection.barrier(flags.timeout);  // both QPs are ready: the client may write
+        connection.barrier(options.timeout);  // both QPs are ready: the client may write
 
         // Step 9: the work.
         if (flags.mode == Mode::kLatency) {
@@ -330,8 +297,8 @@ int main(int argc, char** argv) {
                                  " bytes, fewer than --size (hint: give both sides the same -s)");
             }
             measure_latency(qp.get(), cq.get(), buffer, mr->lkey, max_inline, remote, options,
-                            flags, connection.closed_watch());
-            connection.barrier(flags.timeout);
+                            flags, connection.watch());
+            connection.barrier(options.timeout);
             return 0;
         }
 
@@ -339,8 +306,8 @@ int main(int argc, char** argv) {
             // The server does nothing while the client writes: no receive was
             // posted, and no completion will come. It only waits for the
             // client to say "done" over TCP.
-            connection.barrier(flags.mode == Mode::kBandwidth ? run_timeout(options, flags)
-                                                              : flags.timeout);
+            connection.barrier(flags.mode == Mode::kBandwidth ? run_timeout(options)
+                                                              : options.timeout);
             ibv_wc wc{};
             const int found = ibv_poll_cq(cq.get(), 1, &wc);
             lab::check(found < 0 ? -1 : 0, "ibv_poll_cq");
@@ -349,9 +316,8 @@ int main(int argc, char** argv) {
                 "here)\n",
                 found);
             if (flags.mode == Mode::kHello) {
-                const auto text = reinterpret_cast<const char*>(buffer.data());
-                std::printf("Step 9: the server's buffer holds: \"%.*s\"\n",
-                            static_cast<int>(strnlen(text, buffer.size())), text);
+                std::printf("Step 9: the server's buffer holds: \"%s\"\n",
+                            lab::text_in(buffer).c_str());
             }
             std::printf("Step 10: cleaning up\n");
             return 0;
@@ -366,8 +332,8 @@ int main(int argc, char** argv) {
             // its socket closes at once, while its vanished QP may bring no
             // error completion here for a long time (none in 20 s on rxe).
             measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
-                              connection.closed_watch());
-            connection.barrier(flags.timeout);
+                              connection.watch());
+            connection.barrier(options.timeout);
             std::printf("Step 10: cleaning up\n");
             return 0;
         }
@@ -377,15 +343,16 @@ int main(int argc, char** argv) {
         std::memcpy(message.data(), kGreeting.data(), kGreeting.size());
         std::uint64_t target_addr = remote.remote_addr;
         std::uint32_t target_rkey = remote.rkey;
-        if (flags.bad_rkey) {
+        if (flags.wrong_rkey) {
             target_rkey = remote.rkey ^ 0x5a;  // the key byte no longer matches
-            std::printf("Step 9: --bad-rkey: using rkey 0x%x instead of 0x%x\n", target_rkey,
+            std::printf("Step 9: --wrong-rkey: using rkey 0x%x instead of 0x%x\n", target_rkey,
                         remote.rkey);
         }
-        if (flags.past_end) {
+        if (flags.wrong_address) {
             target_addr = remote.remote_addr + remote.length - 4;
-            std::printf("Step 9: --past-end: writing %zu bytes at offset %u of a %u-byte region\n",
-                        message.size(), remote.length - 4, remote.length);
+            std::printf(
+                "Step 9: --wrong-address: writing %zu bytes at offset %u of a %u-byte region\n",
+                message.size(), remote.length - 4, remote.length);
         }
         // Small enough to travel inside the work request: IBV_SEND_INLINE lets
         // the buffer be reused as soon as ibv_post_send returns.
@@ -400,10 +367,11 @@ int main(int argc, char** argv) {
 
         // The completion on the client's own CQ means the server's device
         // acknowledged the data: it is in the server's memory.
-        const ibv_wc wc = lab::wait_for_completion(cq.get(), "RDMA write", flags.timeout);
+        const ibv_wc wc =
+            lab::wait_for_completion(cq.get(), "RDMA write", options.timeout, connection.watch());
         std::printf("Step 9: write completed: %s, opcode IBV_WC_RDMA_WRITE=%d\n",
                     ibv_wc_status_str(wc.status), wc.opcode);
-        connection.barrier(flags.timeout);  // tells the server: look now
+        connection.barrier(options.timeout);  // tells the server: look now
         std::printf("Step 10: cleaning up\n");
         return 0;
     });

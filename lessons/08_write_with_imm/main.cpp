@@ -35,9 +35,11 @@
 
 #include "lab/check.hpp"
 #include "lab/completion.hpp"
+#include "lab/connect.hpp"
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
 
@@ -65,12 +67,6 @@ std::string_view wc_opcode_name(ibv_wc_opcode opcode) {
         default:
             return "another opcode";
     }
-}
-
-// A C string in a slot of the buffer, bounded by the slot.
-std::string text_in(std::span<const std::byte> slot) {
-    const auto text = reinterpret_cast<const char*>(slot.data());
-    return {text, strnlen(text, slot.size())};
 }
 
 // Step 9 (server): one receive. With @p slot empty it has no scatter/gather
@@ -120,22 +116,13 @@ void post_with_immediate(ibv_qp* qp, ibv_wr_opcode opcode, std::span<const std::
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Line-buffered, so that a log read through a pipe shows each step as it happens.
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
-
     lab::CommandLine command_line(
         "Lesson 08: RDMA write with immediate, a write with a doorbell",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
     command_line.defaults().size = 64;  // one slot per message
     command_line.defaults().iters = 3;
-    int timeout_seconds = static_cast<int>(lab::kExchangeTimeout.count() / 1000);
-    command_line.app()
-        .add_option("--timeout", timeout_seconds,
-                    "seconds to wait for the peer (connection, exchange, each completion)")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
     const lab::Options options = command_line.parse(argc, argv);
-    const std::chrono::milliseconds timeout = std::chrono::seconds(timeout_seconds);
+    const std::chrono::milliseconds timeout = options.timeout;
 
     return lab::run_main([&] {
         const bool is_server = options.is_server();
@@ -155,19 +142,16 @@ int main(int argc, char** argv) {
         }
 
         // Steps 1-3 (lesson 01): open the device, query the port, choose the GID.
-        const lab::Context context = lab::open_device(options.device);
-        const ibv_port_attr port = lab::query_port(context.get(), options.ib_port);
-        const lab::GidChoice gid =
-            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+        const lab::Port port = lab::open_port(options);
         std::printf("Step 1-3: %s port %u, GID index %d (%s)\n",
-                    ibv_get_device_name(context->device), options.ib_port, gid.index,
-                    lab::gid_to_string(gid.gid).c_str());
+                    ibv_get_device_name(port.context->device), port.number, port.gid.index,
+                    lab::gid_to_string(port.gid.gid).c_str());
 
         // Steps 4-5 (lesson 02): PD and memory. One slot per message, plus a
         // last slot that receives the send. The server's region is written
         // remotely (REMOTE_WRITE, which requires LOCAL_WRITE); the client's
         // is only read by its own device.
-        const lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer((messages + 1) * slot_size);
         const auto slot = [&](std::size_t index) {
             return std::span<std::byte>(buffer).subspan(index * slot_size, slot_size);
@@ -178,34 +162,17 @@ int main(int argc, char** argv) {
         // Steps 6-7 (lessons 03-04): CQ and RC QP, with a receive queue deep
         // enough for one receive per message.
         const auto queue_depth = static_cast<std::uint32_t>(messages + 1);
-        const lab::CompletionQueue cq = lab::create_cq(context.get(), 2 * queue_depth);
+        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 2 * queue_depth);
         lab::QueueSizes sizes;
         sizes.send_wr = queue_depth;
         sizes.recv_wr = queue_depth;
         const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
-        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_REMOTE_WRITE);
 
-        // Step 8 (lessons 04-05): exchange addresses and the region, connect.
-        lab::ConnectionInfo mine;
-        mine.address.qp_num = qp->qp_num;
-        mine.address.psn = lab::random_psn();
-        mine.address.lid = port.lid;
-        mine.address.gid = gid.gid;
-        if (is_server) {
-            mine.remote_addr = reinterpret_cast<std::uintptr_t>(buffer.data());
-            mine.rkey = mr->rkey;
-            mine.length = static_cast<std::uint32_t>(messages * slot_size);
-            std::printf("Step 8: waiting for a client on TCP port %u\n", options.tcp_port);
-        }
-        lab::Connection connection =
-            is_server ? lab::Connection::accept_one(options.tcp_port, timeout)
-                      : lab::Connection::connect_to(options.server, options.tcp_port, timeout);
-        const lab::ConnectionInfo remote = connection.exchange(mine, timeout);
-        lab::print_address("local", mine.address);
-        lab::print_address("remote", remote.address);
-        const lab::LocalPort local{options.ib_port, gid.index, port.active_mtu};
-        lab::move_to_rtr(qp.get(), local, remote.address);
-        lab::move_to_rts(qp.get(), mine.address.psn);
+        // Step 8 (lesson 05): exchange addresses and the region, connect.
+        auto [remote, connection] = lab::connect_qp(qp.get(), port, options,
+                                                    {.access = IBV_ACCESS_REMOTE_WRITE,
+                                                     .region = is_server ? mr.get() : nullptr,
+                                                     .region_length = messages * slot_size});
         std::printf("Step 8: QP is in RTS\n");
 
         // Step 9a (server): post the receives before the barrier lets the
@@ -227,8 +194,8 @@ int main(int argc, char** argv) {
             // Step 9b: the doorbells. Each completion says "a message is in
             // slot imm_data"; its byte_len is the length the client wrote.
             for (std::size_t received = 0; received <= messages; ++received) {
-                const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive", timeout,
-                                                           connection.closed_watch());
+                const ibv_wc wc =
+                    lab::wait_for_completion(cq.get(), "receive", timeout, connection.watch());
                 const bool has_immediate = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
                 const std::uint32_t immediate = has_immediate ? ntohl(wc.imm_data) : 0;
                 std::printf(
@@ -243,10 +210,10 @@ int main(int argc, char** argv) {
                                          " names no slot (hint: both sides need the same -n)");
                     }
                     std::printf("        slot %u holds \"%s\" (written in place)\n", immediate,
-                                text_in(slot(immediate)).c_str());
+                                lab::text_in(slot(immediate)).c_str());
                 } else {
                     std::printf("        the receive buffer holds \"%s\" (a send lands there)\n",
-                                text_in(slot(messages)).c_str());
+                                lab::text_in(slot(messages)).c_str());
                 }
             }
             connection.barrier(timeout);
@@ -278,7 +245,7 @@ int main(int argc, char** argv) {
                     std::string(kSendText).c_str(), kSendImmediate);
         for (std::size_t done = 0; done <= messages; ++done) {
             const ibv_wc wc = lab::wait_for_completion(cq.get(), "write or send with immediate",
-                                                       timeout, connection.closed_watch());
+                                                       timeout, connection.watch());
             std::printf("Step 9: completion %s, wr_id %llu\n",
                         std::string(wc_opcode_name(wc.opcode)).c_str(),
                         static_cast<unsigned long long>(wc.wr_id));

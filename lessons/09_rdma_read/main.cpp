@@ -14,7 +14,7 @@
 // IBV_SEND_FENCE the send waits until every earlier read has completed.
 //
 // Run:   ./lab run 09_rdma_read                          (read, then a fenced echo)
-//        ./lab run 09_rdma_read --bad-rkey               (the client uses a wrong rkey)
+//        ./lab run 09_rdma_read --wrong-rkey             (the client uses a wrong rkey)
 //        ./lab run 09_rdma_read --bw -s 65536 -n 2000 --depth 64 --rd-atomic 16
 //        ./lab run 09_rdma_read --lat -s 8 -n 2000
 // By hand: 09_rdma_read [flags]             (server)
@@ -38,6 +38,7 @@
 
 #include "lab/check.hpp"
 #include "lab/completion.hpp"
+#include "lab/connect.hpp"
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
@@ -54,15 +55,14 @@ constexpr std::string_view kServerText = "hello from the server's memory";
 
 enum class Mode { kHello, kBandwidth, kLatency };
 
-// The flags only this lesson has.
-struct LessonFlags {
+// The options only this lesson has.
+struct LessonOptions {
     Mode mode = Mode::kHello;
-    bool bad_rkey = false;
-    bool past_end = false;
+    bool wrong_rkey = false;
+    bool wrong_address = false;
     bool no_fence = false;
     std::size_t depth = 64;
     int rd_atomic = 16;
-    std::chrono::milliseconds timeout{lab::kExchangeTimeout};
 };
 
 // Step 9: one RDMA read of local.size() bytes from the peer's remote_addr into
@@ -88,16 +88,11 @@ void post_read(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey,
                "more work requests outstanding than max_send_wr?");
 }
 
-std::string text_in(std::span<const std::byte> bytes) {
-    const auto text = reinterpret_cast<const char*>(bytes.data());
-    return {text, strnlen(text, bytes.size())};
-}
-
 // How long the server waits for a measuring client to finish. A client that
 // dies closes its socket and ends the wait at once; this bound is only for a
 // client that stops answering, so it grows with the work asked for.
-std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonFlags& flags) {
-    return flags.timeout + std::chrono::milliseconds(options.iters);
+std::chrono::milliseconds run_timeout(const lab::Options& options) {
+    return options.timeout + std::chrono::milliseconds(options.iters);
 }
 
 // --bw (client): keep up to --depth reads posted, as ib_read_bw does, with
@@ -105,13 +100,13 @@ std::chrono::milliseconds run_timeout(const lab::Options& options, const LessonF
 // max_rd_atomic of them at once; the rest wait in the send queue.
 void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
                        const lab::ConnectionInfo& remote, const lab::Options& options,
-                       const LessonFlags& flags, const lab::WaitWatch& peer_gone) {
+                       const LessonOptions& flags, lab::PeerWatch peer_gone) {
     const auto elapsed = lab::stream_work_requests(
         cq, options.iters, flags.depth, "RDMA read",
         [&](std::uint64_t wr_id, unsigned send_flags) {
             post_read(qp, local, lkey, remote.remote_addr, remote.rkey, send_flags, wr_id);
         },
-        flags.timeout, peer_gone);
+        options.timeout, peer_gone);
     lab::print_bandwidth(options.size, options.iters, elapsed);
 }
 
@@ -119,14 +114,14 @@ void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::
 // round trip (request out, data back), so its time is not halved.
 void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
                      const lab::ConnectionInfo& remote, const lab::Options& options,
-                     const LessonFlags& flags, const lab::WaitWatch& peer_gone) {
+                     lab::PeerWatch peer_gone) {
     std::vector<double> microseconds;
     microseconds.reserve(options.iters);
     // One clock reading per iteration: each read ends where the next begins.
     auto previous = Clock::now();
     for (std::size_t i = 1; i <= options.iters; ++i) {
         post_read(qp, local, lkey, remote.remote_addr, remote.rkey, IBV_SEND_SIGNALED, i);
-        lab::wait_for_completion(cq, "RDMA read", flags.timeout, peer_gone);
+        lab::wait_for_completion(cq, "RDMA read", options.timeout, peer_gone);
         const auto now = Clock::now();
         const std::chrono::duration<double, std::micro> elapsed = now - previous;
         microseconds.push_back(elapsed.count());
@@ -138,24 +133,21 @@ void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::ui
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Line-buffered, so that a log read through a pipe shows each step as it happens.
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
-
     lab::CommandLine command_line(
         "Lesson 09: RDMA read, fetching a peer's memory",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
-    LessonFlags flags;
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
+    LessonOptions flags;
     bool bandwidth = false;
     bool latency = false;
-    int timeout_seconds = static_cast<int>(flags.timeout.count() / 1000);
     auto& app = command_line.app();
     auto* bw_flag = app.add_flag("--bw", bandwidth, "measure bandwidth (like ib_read_bw)");
     auto* lat_flag =
         app.add_flag("--lat", latency, "measure latency (like ib_read_lat)")->excludes(bw_flag);
-    app.add_flag("--bad-rkey", flags.bad_rkey, "client: read with a wrong rkey")
+    app.add_flag("--wrong-rkey", flags.wrong_rkey, "client: read with a wrong rkey")
         ->excludes(bw_flag)
         ->excludes(lat_flag);
-    app.add_flag("--past-end", flags.past_end, "client: read across the end of the region")
+    app.add_flag("--wrong-address", flags.wrong_address,
+                 "client: read across the end of the region")
         ->excludes(bw_flag)
         ->excludes(lat_flag);
     app.add_flag("--no-fence", flags.no_fence, "client: post the echo without IBV_SEND_FENCE")
@@ -168,13 +160,8 @@ int main(int argc, char** argv) {
                    "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)")
         ->check(CLI::Range(1, 255))
         ->capture_default_str();
-    app.add_option("--timeout", timeout_seconds,
-                   "seconds to wait for the peer (connection, exchange, each completion)")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
     const lab::Options options = command_line.parse(argc, argv);
     flags.mode = bandwidth ? Mode::kBandwidth : latency ? Mode::kLatency : Mode::kHello;
-    flags.timeout = std::chrono::seconds(timeout_seconds);
 
     return lab::run_main([&] {
         const bool is_server = options.is_server();
@@ -185,19 +172,16 @@ int main(int argc, char** argv) {
         }
 
         // Steps 1-3 (lesson 01): open the device, query the port, choose the GID.
-        const lab::Context context = lab::open_device(options.device);
-        const ibv_port_attr port = lab::query_port(context.get(), options.ib_port);
-        const lab::GidChoice gid =
-            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+        const lab::Port port = lab::open_port(options);
         std::printf("Step 1-3: %s port %u, GID index %d (%s)\n",
-                    ibv_get_device_name(context->device), options.ib_port, gid.index,
-                    lab::gid_to_string(gid.gid).c_str());
+                    ibv_get_device_name(port.context->device), port.number, port.gid.index,
+                    lab::gid_to_string(port.gid.gid).c_str());
 
         // Step 3: the device's limit on reads in flight. max_qp_rd_atom bounds
         // what a QP may accept as responder, max_qp_init_rd_atom what it may
         // issue as initiator.
         ibv_device_attr device_attr{};
-        lab::check(ibv_query_device(context.get(), &device_attr), "ibv_query_device");
+        lab::check(ibv_query_device(port.context.get(), &device_attr), "ibv_query_device");
         std::printf("Step 3: device max_qp_rd_atom %d, max_qp_init_rd_atom %d\n",
                     device_attr.max_qp_rd_atom, device_attr.max_qp_init_rd_atom);
         const int rd_atomic_limit =
@@ -214,7 +198,7 @@ int main(int argc, char** argv) {
         // write access is needed for that. The client's region is where read data lands, so its own
         // device must write it: LOCAL_WRITE. The server also keeps a receive buffer for the
         // client's echo (hello only).
-        const lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer(options.size);
         const int access = is_server ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_LOCAL_WRITE;
         const lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, access);
@@ -237,45 +221,24 @@ int main(int argc, char** argv) {
 
         // Steps 6-7 (lessons 03-04): CQ and RC QP.
         const lab::CompletionQueue cq =
-            lab::create_cq(context.get(), static_cast<int>(flags.depth) + 16);
+            lab::create_cq(port.context.get(), static_cast<int>(flags.depth) + 16);
         lab::QueueSizes sizes;
         sizes.send_wr = static_cast<std::uint32_t>(flags.depth) + 1;
         sizes.recv_wr = 1;
         const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
 
-        // Step 8a: INIT. The QP must grant remote reads too (qp_access_flags),
-        // or the device refuses them whatever the MR allows.
-        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_REMOTE_READ);
-
-        // Step 8b (lesson 05): exchange QP addresses and the region.
-        lab::ConnectionInfo mine;
-        mine.address.qp_num = qp->qp_num;
-        mine.address.psn = lab::random_psn();
-        mine.address.lid = port.lid;
-        mine.address.gid = gid.gid;
-        if (is_server) {
-            mine.remote_addr = reinterpret_cast<std::uintptr_t>(buffer.data());
-            mine.rkey = mr->rkey;
-            mine.length = static_cast<std::uint32_t>(buffer.size());
-            std::printf("Step 8: waiting for a client on TCP port %u\n", options.tcp_port);
-        }
-        lab::Connection connection =
-            is_server
-                ? lab::Connection::accept_one(options.tcp_port, flags.timeout)
-                : lab::Connection::connect_to(options.server, options.tcp_port, flags.timeout);
-        const lab::ConnectionInfo remote = connection.exchange(mine, flags.timeout);
-        lab::print_address("local", mine.address);
-        lab::print_address("remote", remote.address);
-
-        // Step 8c: RTR and RTS (ibv_modify_qp, via lab::move_to_rtr/rts), with the read limits.
-        // max_dest_rd_atomic (set in RTR) is how many reads this QP serves at once as responder;
-        // max_rd_atomic (set in RTS) how many it issues at once as initiator.
-        // An initiator must not issue more than its responder accepts: both
-        // sides here use --rd-atomic.
-        const auto rd_atomic = static_cast<std::uint8_t>(flags.rd_atomic);
-        const lab::LocalPort local{options.ib_port, gid.index, port.active_mtu};
-        lab::move_to_rtr(qp.get(), local, remote.address, rd_atomic);
-        lab::move_to_rts(qp.get(), mine.address.psn, rd_atomic);
+        // Step 8 (lesson 05): INIT, the exchange of addresses and the region,
+        // RTR, RTS. The QP must grant remote reads too (qp_access_flags), or
+        // the device refuses them whatever the MR allows. And the read
+        // limits: max_dest_rd_atomic (set in RTR) is how many reads this QP
+        // serves at once as responder; max_rd_atomic (set in RTS) how many it
+        // issues at once as initiator. An initiator must not issue more than
+        // its responder accepts: both sides here use --rd-atomic.
+        auto [remote, connection] =
+            lab::connect_qp(qp.get(), port, options,
+                            {.access = IBV_ACCESS_REMOTE_READ,
+                             .region = is_server ? mr.get() : nullptr,
+                             .rd_atomic = static_cast<std::uint8_t>(flags.rd_atomic)});
         ibv_qp_attr qp_attr{};
         ibv_qp_init_attr qp_init{};
         lab::check(ibv_query_qp(qp.get(), &qp_attr,
@@ -287,23 +250,23 @@ int main(int argc, char** argv) {
                     qp_attr.max_dest_rd_atomic);
         if (is_server && flags.mode == Mode::kHello) {
             // The receive for the echo, posted before the barrier lets the client send.
-            lab::post_receive(qp.get(), echo, echo_mr->lkey);  // ibv_post_recv, lesson 06
+            lab::post_receive(qp.get(), echo, echo_mr->lkey);  // ibv_post_recv, lesson 04
         }
-        connection.barrier(flags.timeout);  // both QPs are ready: the client may read
+        connection.barrier(options.timeout);  // both QPs are ready: the client may read
 
         if (is_server) {
             if (flags.mode != Mode::kHello) {
                 // Nothing to do while the client reads: no receive, no completion.
-                connection.barrier(run_timeout(options, flags));
+                connection.barrier(run_timeout(options));
                 std::printf("Step 10: cleaning up\n");
                 return 0;
             }
             // The reads took no work here. The echo is a send, which does:
             // once the client says it is done, its receive has completed.
-            connection.barrier(flags.timeout);
-            const ibv_wc wc =
-                lab::wait_for_completion(cq.get(), "receive of the echo", flags.timeout);
-            const std::string echoed = text_in(std::span(echo).first(wc.byte_len));
+            connection.barrier(options.timeout);
+            const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive of the echo",
+                                                       options.timeout, connection.watch());
+            const std::string echoed = lab::text_in(std::span(echo).first(wc.byte_len));
             std::printf("Step 9: the client read our buffer and sent back \"%s\" (%s)\n",
                         echoed.c_str(),
                         echoed == kServerText ? "it matches" : "NOT what the buffer holds");
@@ -322,15 +285,15 @@ int main(int argc, char** argv) {
                 flags.depth, qp_attr.max_rd_atomic);
             // As in lesson 07: the TCP connection notices a server that exits.
             measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
-                              connection.closed_watch());
-            connection.barrier(flags.timeout);
+                              connection.watch());
+            connection.barrier(options.timeout);
             std::printf("Step 10: cleaning up\n");
             return 0;
         }
         if (flags.mode == Mode::kLatency) {
-            measure_latency(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
-                            connection.closed_watch());
-            connection.barrier(flags.timeout);
+            measure_latency(qp.get(), cq.get(), buffer, mr->lkey, remote, options,
+                            connection.watch());
+            connection.barrier(options.timeout);
             std::printf("Step 10: cleaning up\n");
             return 0;
         }
@@ -339,16 +302,17 @@ int main(int argc, char** argv) {
         const auto landing = std::span(buffer).first(kServerText.size() + 1);
         std::uint64_t source_addr = remote.remote_addr;
         std::uint32_t source_rkey = remote.rkey;
-        if (flags.bad_rkey) {
+        if (flags.wrong_rkey) {
             // The server's device will refuse it: IBV_WC_REM_ACCESS_ERR.
             source_rkey = remote.rkey ^ 0x5a;  // the key byte no longer matches
-            std::printf("Step 9: --bad-rkey: using rkey 0x%x instead of 0x%x\n", source_rkey,
+            std::printf("Step 9: --wrong-rkey: using rkey 0x%x instead of 0x%x\n", source_rkey,
                         remote.rkey);
         }
-        if (flags.past_end) {
+        if (flags.wrong_address) {
             source_addr = remote.remote_addr + remote.length - 4;
-            std::printf("Step 9: --past-end: reading %zu bytes at offset %u of a %u-byte region\n",
-                        landing.size(), remote.length - 4, remote.length);
+            std::printf(
+                "Step 9: --wrong-address: reading %zu bytes at offset %u of a %u-byte region\n",
+                landing.size(), remote.length - 4, remote.length);
         }
         post_read(qp.get(), landing, mr->lkey, source_addr, source_rkey, IBV_SEND_SIGNALED, 1);
         std::printf("Step 9: posted IBV_WR_RDMA_READ of %zu bytes\n", landing.size());
@@ -365,12 +329,14 @@ int main(int argc, char** argv) {
                     flags.no_fence ? " (no fence)" : " with IBV_SEND_FENCE");
 
         // Its completion (opcode IBV_WC_RDMA_READ) means the data is in our buffer.
-        const ibv_wc read_wc = lab::wait_for_completion(cq.get(), "RDMA read", flags.timeout);
+        const ibv_wc read_wc =
+            lab::wait_for_completion(cq.get(), "RDMA read", options.timeout, connection.watch());
         std::printf("Step 9: read completed: %s, byte_len %u, we read \"%s\"\n",
-                    ibv_wc_status_str(read_wc.status), read_wc.byte_len, text_in(landing).c_str());
-        lab::wait_for_completion(cq.get(), "send of the echo", flags.timeout);
+                    ibv_wc_status_str(read_wc.status), read_wc.byte_len,
+                    lab::text_in(landing).c_str());
+        lab::wait_for_completion(cq.get(), "send of the echo", options.timeout, connection.watch());
         std::printf("Step 9: echo sent\n");
-        connection.barrier(flags.timeout);
+        connection.barrier(options.timeout);
         std::printf("Step 10: cleaning up\n");
         return 0;
     });

@@ -39,11 +39,11 @@
 #include <cstring>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lab/check.hpp"
 #include "lab/completion.hpp"
+#include "lab/connect.hpp"
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
@@ -79,26 +79,26 @@ double cpu_microseconds() {
     return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 
-struct Settings {
+// The options only this lesson has, with the counts it takes from lab::Options.
+struct LessonOptions {
     std::size_t messages;
     std::size_t size;
     double rate;
     std::size_t solicit_every;
-    std::chrono::milliseconds timeout;
 };
 
 // The server side of one round: receives, the checks on them, and counters.
 class Receiver {
   public:
     Receiver(ibv_qp* qp, ibv_cq* cq, ibv_comp_channel* channel, std::span<std::byte> buffer,
-             std::uint32_t lkey, std::size_t slot_size, const lab::Connection& connection)
+             std::uint32_t lkey, std::size_t slot_size, lab::PeerWatch peer)
         : qp_(qp),
           cq_(cq),
           channel_(channel),
           buffer_(buffer),
           lkey_(lkey),
           slot_size_(slot_size),
-          peer_fd_(connection.fd()) {}
+          peer_(peer) {}
 
     void post_receive(std::uint64_t slot) {
         lab::post_receive(qp_, buffer_.subspan(slot * slot_size_, slot_size_), lkey_, slot);
@@ -115,7 +115,8 @@ class Receiver {
     Round receive(Waiting waiting, std::size_t messages, std::chrono::milliseconds timeout) {
         round_ = Round{};
         expected_ = messages;
-        const auto deadline = Clock::now() + timeout;
+        // One deadline for the whole round (lesson 03); it watches the client too (lesson 05).
+        lab::Deadline deadline(timeout, peer_);
         const double cpu_start = cpu_microseconds();
         const auto wall_start = Clock::now();
         if (waiting == Waiting::kBusyPolling) {
@@ -131,43 +132,41 @@ class Receiver {
 
   private:
     // The way of lessons 03-09: ask the CQ again and again.
-    void receive_by_polling(Clock::time_point deadline) {
-        for (unsigned spins = 0; round_.received < expected_; ++spins) {
+    void receive_by_polling(lab::Deadline& deadline) {
+        for (unsigned spins = 1; round_.received < expected_; ++spins) {
             drain();
-            if (spins % 4096 == 0) {
-                check_deadline_and_peer(deadline);
+            if (spins % 4096 == 0 && !deadline.still_waiting()) {
+                throw_timeout();
             }
         }
     }
 
     // The way of this lesson: sleep until the channel reports an event.
-    void receive_by_events(bool solicited_only, Clock::time_point deadline) {
+    void receive_by_events(bool solicited_only, lab::Deadline& deadline) {
+        // Every event read below must be acknowledged (ibv_ack_cq_events)
+        // before the CQ is destroyed, or ibv_destroy_cq waits for ever. The
+        // owner `acks` acknowledges them when it goes out of scope, on every
+        // way out of this function: an exception (a peer that died, a failed
+        // completion) included.
+        lab::CqEventAcks acks;
         // Step 9a: arm the CQ. Only the next completion (or, with 1, the next
         // solicited one) raises an event; then the CQ is disarmed again.
         lab::check(ibv_req_notify_cq(cq_, solicited_only ? 1 : 0), "ibv_req_notify_cq");
         // Messages that arrived before the arming raise no event: take them now.
         drain();
-        unsigned events_to_ack = 0;
         while (round_.received < expected_) {
             // Step 9b: sleep on the channel's file descriptor, with a deadline,
             // and wake up too if the peer's TCP connection closes (it died).
-            pollfd ready[2] = {{channel_->fd, POLLIN, 0}, {peer_fd_, POLLIN, 0}};
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            const int found = ::poll(ready, 2, static_cast<int>(std::max<long>(left.count(), 0)));
-            if (found < 0 && errno != EINTR) {
-                lab::fail("poll on the completion channel", errno);
+            if (!deadline.wait_until_ready(channel_->fd, POLLIN)) {
+                throw_timeout();
             }
-            if ((ready[0].revents & POLLIN) == 0) {
-                check_deadline_and_peer(deadline);
-                continue;
-            }
-            // Step 9c: read the event. It names the CQ (a channel may serve several).
+            // Step 9c: read the event. It names the CQ (a channel may serve
+            // several), and it is counted for acknowledgement at once.
             ibv_cq* event_cq = nullptr;
             void* event_context = nullptr;
             lab::check(ibv_get_cq_event(channel_, &event_cq, &event_context), "ibv_get_cq_event");
+            acks.add(event_cq);
             ++round_.wake_ups;
-            ++events_to_ack;
             // Step 9d: re-arm BEFORE draining. A completion that lands after
             // the drain then raises a new event; re-arming after the drain
             // could miss it and sleep until the deadline.
@@ -176,9 +175,8 @@ class Receiver {
             drain();
         }
         // Step 9f: acknowledge the events. Acknowledging takes a lock, so it
-        // is done for many at once; ibv_destroy_cq waits until every event
-        // of the CQ was acknowledged, so none may be left out.
-        ibv_ack_cq_events(cq_, events_to_ack);
+        // is done for many at once, here at the end of the round.
+        acks.acknowledge();
     }
 
     // Take every completion the CQ holds, check it, and post its receive again.
@@ -203,19 +201,11 @@ class Receiver {
         }
     }
 
-    void check_deadline_and_peer(Clock::time_point deadline) const {
-        pollfd peer{peer_fd_, POLLIN, 0};
-        if (::poll(&peer, 1, 0) == 1) {
-            throw lab::Error("the client closed the connection after " +
-                             std::to_string(round_.received) + " of " + std::to_string(expected_) +
-                             " messages (hint: did it fail or get killed? see its output)");
-        }
-        if (Clock::now() > deadline) {
-            throw lab::Error("only " + std::to_string(round_.received) + " of " +
-                             std::to_string(expected_) +
-                             " messages arrived within the timeout (hint: raise --timeout, or "
-                             "lower -n or --rate)");
-        }
+    [[noreturn]] void throw_timeout() const {
+        throw lab::Error("only " + std::to_string(round_.received) + " of " +
+                         std::to_string(expected_) +
+                         " messages arrived within the timeout (hint: raise --timeout, or "
+                         "lower -n or --rate)");
     }
 
     ibv_qp* qp_;
@@ -224,39 +214,32 @@ class Receiver {
     std::span<std::byte> buffer_;
     std::uint32_t lkey_;
     std::size_t slot_size_;
-    int peer_fd_;
+    lab::PeerWatch peer_;
     Round round_{};
     std::size_t expected_ = 0;
 };
 
 // The client side of one round: -n sends at --rate per second. @p peer_gone
-// (the TCP connection's watch) ends a wait as soon as the server exits.
+// (the TCP connection's watch) ends a wait, and a pause, as soon as the server exits.
 void send_round(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> message, std::uint32_t lkey,
-                const Settings& settings, bool solicit_some, const lab::WaitWatch& peer_gone) {
+                const LessonOptions& settings, std::chrono::milliseconds timeout, bool solicit_some,
+                lab::PeerWatch peer_gone) {
     const auto period = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(1.0 / settings.rate));
     const auto start = Clock::now();
     for (std::uint64_t sequence = 0; sequence < settings.messages; ++sequence) {
-        std::this_thread::sleep_until(start + sequence * period);
+        peer_gone.sleep_until(start + sequence * period);
         std::memcpy(message.data(), &sequence, sizeof sequence);
-        ibv_sge sge{reinterpret_cast<std::uintptr_t>(message.data()),
-                    static_cast<std::uint32_t>(message.size()), lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = sequence;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
+        unsigned send_flags = IBV_SEND_SIGNALED;
         // IBV_SEND_SOLICITED sets the SE bit in the packet: a receiver armed
         // with ibv_req_notify_cq(cq, 1) is woken for this message. The last
         // one is always solicited, so that the receiver sees the end.
         const bool last = sequence + 1 == settings.messages;
         if (solicit_some && ((sequence + 1) % settings.solicit_every == 0 || last)) {
-            wr.send_flags |= IBV_SEND_SOLICITED;
+            send_flags |= IBV_SEND_SOLICITED;
         }
-        ibv_send_wr* bad = nullptr;
-        lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
-        lab::wait_for_completion(cq, "send", settings.timeout, peer_gone);
+        lab::post_send(qp, message, lkey, send_flags, sequence);  // ibv_post_send, lesson 04
+        lab::wait_for_completion(cq, "send", timeout, peer_gone);
     }
 }
 
@@ -265,16 +248,11 @@ void send_round(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> message, std::uint3
 int main(int argc, char** argv) {
     lab::CommandLine command_line(
         "Lesson 10: completion events versus busy polling, measured in CPU time",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kServerArg);
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
     command_line.defaults().size = 64;
     command_line.defaults().iters = 1000;
-    int timeout_seconds = 20;
     double rate = 1000;
     std::size_t solicit_every = 10;
-    command_line.app()
-        .add_option("--timeout", timeout_seconds, "seconds to wait for the peer at each step")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
     command_line.app()
         .add_option("--rate", rate, "messages per second the client sends")
         ->check(CLI::Range(1.0, 1e6))
@@ -285,8 +263,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
         ->capture_default_str();
     const lab::Options options = command_line.parse(argc, argv);
-    const Settings settings{options.iters, options.size, rate, solicit_every,
-                            std::chrono::seconds(timeout_seconds)};
+    const LessonOptions settings{options.iters, options.size, rate, solicit_every};
 
     return lab::run_main([&] {
         const char* role = options.is_server() ? "server" : "client";
@@ -297,13 +274,10 @@ int main(int argc, char** argv) {
         }
 
         // Steps 1-3 (lesson 01): device, port, GID.
-        lab::Context context = lab::open_device(options.device);
-        const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
-        const lab::GidChoice gid =
-            lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+        const lab::Port port = lab::open_port(options);
 
         // Steps 4-5 (lesson 02): PD and memory: kReceiveDepth slots on the server.
-        lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+        lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer(settings.size * kReceiveDepth);
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
 
@@ -312,29 +286,19 @@ int main(int argc, char** argv) {
         // CQ must be destroyed before its channel (the owners below are
         // destroyed in reverse order of declaration).
         lab::CompletionChannel channel(
-            lab::check_ptr(ibv_create_comp_channel(context.get()), "ibv_create_comp_channel"));
-        lab::CompletionQueue cq = lab::create_cq(context.get(), 2 * kReceiveDepth, channel.get());
+            lab::check_ptr(ibv_create_comp_channel(port.context.get()), "ibv_create_comp_channel"));
+        lab::CompletionQueue cq =
+            lab::create_cq(port.context.get(), 2 * kReceiveDepth, channel.get());
 
-        // Steps 7-8 (lessons 04-05): the QP, the exchange, INIT → RTR → RTS.
+        // Steps 7-8 (lessons 04-05): the QP; the exchange, INIT → RTR → RTS.
         lab::QueueSizes sizes;
         sizes.recv_wr = kReceiveDepth;
         lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
-        lab::move_to_init(qp.get(), options.ib_port, IBV_ACCESS_LOCAL_WRITE);
-        lab::ConnectionInfo mine;
-        mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
-        lab::print_address("local", mine.address);
-        lab::Connection connection =
-            options.is_server()
-                ? lab::Connection::accept_one(options.tcp_port, settings.timeout)
-                : lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
-        const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
-        lab::print_address("remote", peer.address);
-        const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
-        lab::move_to_rtr(qp.get(), local, peer.address);
-        lab::move_to_rts(qp.get(), mine.address.psn);
+        auto [peer, connection] =
+            lab::connect_qp(qp.get(), port, options, {.access = IBV_ACCESS_LOCAL_WRITE});
 
         Receiver receiver(qp.get(), cq.get(), channel.get(), buffer, mr->lkey, settings.size,
-                          connection);
+                          connection.watch());
         if (options.is_server()) {
             for (std::uint32_t slot = 0; slot < kReceiveDepth; ++slot) {
                 receiver.post_receive(slot);
@@ -342,20 +306,19 @@ int main(int argc, char** argv) {
         }
         std::printf("%s: %zu messages of %zu bytes per round, %.0f per second\n", role,
                     settings.messages, settings.size, settings.rate);
-        std::fflush(stdout);
 
         // Step 9: three rounds, each started together at a barrier.
         for (const Waiting waiting :
              {Waiting::kBusyPolling, Waiting::kEvents, Waiting::kSolicitedEvents}) {
-            connection.barrier(settings.timeout);
+            connection.barrier(options.timeout);
             if (!options.is_server()) {
                 send_round(qp.get(), cq.get(), std::span(buffer).first(settings.size), mr->lkey,
-                           settings, waiting == Waiting::kSolicitedEvents,
-                           connection.closed_watch());
+                           settings, options.timeout, waiting == Waiting::kSolicitedEvents,
+                           connection.watch());
                 std::printf("client: sent %zu messages (server waits by %s)\n", settings.messages,
                             waiting_name(waiting));
             } else {
-                const auto round = receiver.receive(waiting, settings.messages, settings.timeout);
+                const auto round = receiver.receive(waiting, settings.messages, options.timeout);
                 const std::string wake_ups = waiting == Waiting::kBusyPolling
                                                  ? std::string("never slept")
                                                  : std::to_string(round.wake_ups) + " wake-ups";
@@ -366,9 +329,8 @@ int main(int argc, char** argv) {
                     wake_ups.c_str(), round.cpu_us / static_cast<double>(round.received),
                     100.0 * round.cpu_us / round.wall_us);
             }
-            std::fflush(stdout);
         }
-        connection.barrier(settings.timeout);
+        connection.barrier(options.timeout);
 
         // Step 10: clean up in reverse order: QP, CQ (all its events are
         // acknowledged, or ibv_destroy_cq would wait for ever), channel, MR, PD,

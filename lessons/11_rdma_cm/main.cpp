@@ -49,6 +49,7 @@
 #include "lab/completion.hpp"
 #include "lab/device.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
 
@@ -106,14 +107,9 @@ bool quiet_retries = false;
 // descriptor with a deadline first, and only then read the event.
 CmEvent get_cm_event(rdma_event_channel* channel, Clock::time_point deadline,
                      std::string_view waiting_for) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    pollfd ready{channel->fd, POLLIN, 0};
-    const int found = ::poll(&ready, 1, static_cast<int>(std::max(left.count(), 0L)));
-    if (found < 0) {
-        lab::fail("poll on the rdma_cm event channel", errno);
-    }
-    if (found == 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(Clock::duration::zero(), deadline - Clock::now()));
+    if (!lab::Deadline(left).wait_until_ready(channel->fd, POLLIN)) {
         throw lab::Error("timed out waiting for " + std::string(waiting_for) +
                          " (hint: is the peer running, and is the address one of an RDMA "
                          "device's? raise --timeout for slow machines)");
@@ -130,7 +126,6 @@ CmEvent get_cm_event(rdma_event_channel* channel, Clock::time_point deadline,
                           event->event == RDMA_CM_EVENT_REJECTED;
     if (!(quiet_retries && repeated)) {
         std::printf("  CM event: %s (status %d)\n", rdma_event_str(event->event), event->status);
-        std::fflush(stdout);
     }
     lab::check(rdma_ack_cm_event(event), "rdma_ack_cm_event");
     return copy;
@@ -203,11 +198,6 @@ void copy_text(std::span<std::byte> to, std::string_view text) {
     to[text.size()] = std::byte{0};
 }
 
-std::string text_of(std::span<const std::byte> bytes) {
-    const auto* begin = reinterpret_cast<const char*>(bytes.data());
-    return std::string(begin, strnlen(begin, bytes.size()));
-}
-
 // The queue sizes both sides ask rdma_create_qp for.
 ibv_qp_init_attr qp_init_attr(ibv_cq* cq) {
     ibv_qp_init_attr init{};
@@ -252,12 +242,10 @@ void print_connection(rdma_cm_id* id) {
                 id->qp->qp_num, attr.dest_qp_num, lab::qp_state_name(attr.qp_state));
 }
 
-struct Settings {
+// The options only this lesson has.
+struct LessonOptions {
     std::string device;  // -d: the device the address must belong to; empty: any
     std::string bind_address;
-    std::uint16_t port;
-    std::size_t size;
-    std::chrono::seconds timeout;
     std::chrono::seconds hold;
 };
 
@@ -275,8 +263,8 @@ void check_device(rdma_cm_id* id, const std::string& wanted) {
     }
 }
 
-int run_server(const Settings& settings) {
-    const auto deadline = Clock::now() + settings.timeout;
+int run_server(const lab::Options& options, const LessonOptions& settings) {
+    const auto deadline = Clock::now() + options.timeout;
 
     // Step 1: an event channel: the file descriptor on which every CM event
     // of our ids arrives.
@@ -291,7 +279,7 @@ int run_server(const Settings& settings) {
 
     // Step 3: bind to an address and port, and listen. An id bound to one
     // address is bound to its device; the any address listens on all of them.
-    sockaddr_storage bind_address = make_address(settings.bind_address, settings.port);
+    sockaddr_storage bind_address = make_address(settings.bind_address, options.tcp_port);
     if (rdma_bind_addr(listen_id.get(), as_sockaddr(bind_address)) != 0) {
         const int error_number = errno;
         lab::fail("rdma_bind_addr", error_number,
@@ -305,8 +293,7 @@ int run_server(const Settings& settings) {
     lab::check(rdma_listen(listen_id.get(), 1), "rdma_listen");
     std::printf("Step 3: listening on %s port %u\n",
                 settings.bind_address.empty() ? "any address" : settings.bind_address.c_str(),
-                unsigned(settings.port));
-    std::fflush(stdout);
+                unsigned(options.tcp_port));
 
     // A client's rdma_connect arrives as CONNECT_REQUEST with a NEW id: the
     // one for this connection (the listening id keeps listening).
@@ -320,9 +307,9 @@ int run_server(const Settings& settings) {
     // Steps 4-6 (lessons 02-03) on the device the request came in on.
     lab::ProtectionDomain pd = lab::alloc_pd(id->verbs);
     // First half: the receive buffer. Second half: the region the client writes.
-    std::vector<std::byte> buffer(2 * settings.size);
-    const std::span<std::byte> receive_buffer = std::span(buffer).first(settings.size);
-    const std::span<std::byte> write_region = std::span(buffer).last(settings.size);
+    std::vector<std::byte> buffer(2 * options.size);
+    const std::span<std::byte> receive_buffer = std::span(buffer).first(options.size);
+    const std::span<std::byte> write_region = std::span(buffer).last(options.size);
     lab::MemoryRegion mr = lab::register_memory(
         pd.get(), buffer,
         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
@@ -354,38 +341,19 @@ int run_server(const Settings& settings) {
         "Step 8: rdma_accept with private data: address 0x%llx, rkey 0x%x, length %zu\n",
         static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(write_region.data())),
         mr->rkey, write_region.size());
-    std::fflush(stdout);
     expect_event(get_cm_event(channel.get(), deadline, "ESTABLISHED"), RDMA_CM_EVENT_ESTABLISHED);
     print_connection(id.get());
 
     // Step 9: wait for the client's message, and watch the CM channel at the
-    // same time: a client that disconnects or dies shows up there.
-    pollfd cm_ready{channel->fd, POLLIN, 0};
-    ibv_wc wc{};
-    while (true) {
-        const int found = ibv_poll_cq(cq.get(), 1, &wc);
-        if (found < 0) {
-            lab::fail("ibv_poll_cq", EIO);
-        }
-        if (found == 1) {
-            break;
-        }
-        if (::poll(&cm_ready, 1, 0) == 1) {
-            const CmEvent event = get_cm_event(channel.get(), deadline, "the message");
-            throw lab::Error(std::string("the client went away before its message arrived (") +
-                             rdma_event_str(event.type) + ")");
-        }
-        if (Clock::now() > deadline) {
-            throw lab::Error(
-                "no message from the client within the timeout (hint: raise --timeout)");
-        }
-        std::this_thread::sleep_for(100us);
-    }
-    lab::check_completion(wc, "receive of the client's message");
+    // same time: from now on, any event there means the client disconnected
+    // or died (RDMA_CM_EVENT_DISCONNECTED), the CM's way of saying "peer gone".
+    const lab::PeerWatch client_gone(channel->fd, POLLIN);
+    const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive of the client's message",
+                                               options.timeout, client_gone);
     std::printf("Step 9: received %u bytes: \"%s\"\n", wc.byte_len,
-                text_of(receive_buffer).c_str());
-    std::printf("Step 9: the client's RDMA write left: \"%s\"\n", text_of(write_region).c_str());
-    std::fflush(stdout);
+                lab::text_in(receive_buffer).c_str());
+    std::printf("Step 9: the client's RDMA write left: \"%s\"\n",
+                lab::text_in(write_region).c_str());
 
     // The client disconnects when it is done; DISCONNECTED tells us.
     expect_event(get_cm_event(channel.get(), deadline, "DISCONNECTED"), RDMA_CM_EVENT_DISCONNECTED);
@@ -419,7 +387,7 @@ struct ClientConnection {
 
 // Steps 1-8 of the client. A REJECTED answer (no server listening yet) ends
 // the attempt with connected == false, so that the caller can retry.
-ClientConnection try_to_connect(const Settings& settings, const std::string& server,
+ClientConnection try_to_connect(const lab::Options& options, const LessonOptions& settings,
                                 std::span<std::byte> buffer, Clock::time_point deadline) {
     ClientConnection connection;
 
@@ -437,7 +405,7 @@ ClientConnection try_to_connect(const Settings& settings, const std::string& ser
     // Step 3: resolve the server's IP address to a local device, port and
     // GID (this is where the device gets opened: id->verbs appears), then
     // the route to it. Both answer with an event; 2000 ms is their own timeout.
-    sockaddr_storage server_address = make_address(server, settings.port);
+    sockaddr_storage server_address = make_address(options.server, options.tcp_port);
     lab::check(rdma_resolve_addr(id, nullptr, as_sockaddr(server_address), 2000),
                "rdma_resolve_addr",
                "no route to that address: use an IP address of the server's RDMA netdev");
@@ -484,23 +452,24 @@ ClientConnection try_to_connect(const Settings& settings, const std::string& ser
     return connection;
 }
 
-int run_client(const Settings& settings, const std::string& server) {
-    const auto deadline = Clock::now() + settings.timeout;
+int run_client(const lab::Options& options, const LessonOptions& settings) {
+    const std::string& server = options.server;
+    const auto deadline = Clock::now() + options.timeout;
     // First half: the message we send. Second half: the line we RDMA-write.
-    std::vector<std::byte> buffer(2 * settings.size);
-    const std::span<std::byte> message = std::span(buffer).first(settings.size);
-    const std::span<std::byte> line = std::span(buffer).last(settings.size);
+    std::vector<std::byte> buffer(2 * options.size);
+    const std::span<std::byte> message = std::span(buffer).first(options.size);
+    const std::span<std::byte> line = std::span(buffer).last(options.size);
     copy_text(message, kHello);
     copy_text(line, kWritten);
 
     // Steps 1-8, again until a server answers or the timeout passes: a server
     // started a moment after us rejects the first requests.
     std::optional<ClientConnection> attempt;
-    attempt.emplace(try_to_connect(settings, server, buffer, deadline));
+    attempt.emplace(try_to_connect(options, settings, buffer, deadline));
     const auto no_server = [&] {
         return lab::Error("no server accepted a connection at " + server + " port " +
-                          std::to_string(settings.port) + " within " +
-                          std::to_string(settings.timeout.count()) +
+                          std::to_string(options.tcp_port) + " within " +
+                          std::to_string(options.timeout.count() / 1000) +
                           " s (hint: start the server first, and check -p)");
     };
     while (!attempt->connected) {
@@ -515,7 +484,7 @@ int run_client(const Settings& settings, const std::string& server) {
         attempt.reset();  // destroys the old attempt's objects, last created first
         std::this_thread::sleep_for(200ms);
         try {
-            attempt.emplace(try_to_connect(settings, server, buffer, deadline));
+            attempt.emplace(try_to_connect(options, settings, buffer, deadline));
         } catch (const lab::Error&) {
             // The deadline can pass inside a retry, while it waits for an
             // answer; after a rejection the cause is still "no server".
@@ -528,11 +497,13 @@ int run_client(const Settings& settings, const std::string& server) {
     ClientConnection& connection = *attempt;
     rdma_cm_id* id = connection.id.get();
     print_connection(id);
+    // From now on any CM event means the server disconnected or died: every
+    // wait watches the channel, as lesson 05's programs watch their socket.
+    const lab::PeerWatch server_gone(connection.channel->fd, POLLIN);
     if (settings.hold.count() > 0) {
         std::printf("  holding the connection for %lld s before sending\n",
                     static_cast<long long>(settings.hold.count()));
-        std::fflush(stdout);
-        std::this_thread::sleep_for(settings.hold);
+        server_gone.sleep_until(Clock::now() + settings.hold);
     }
     const RegionInfo& region = connection.server_region;
     std::printf("Step 8: the server's private data: address 0x%llx, rkey 0x%x, length %u\n",
@@ -542,29 +513,19 @@ int run_client(const Settings& settings, const std::string& server) {
     }
 
     // Step 9a: RDMA write our line into the server's region, with the
-    // address and rkey its private data gave us.
-    ibv_sge line_sge{reinterpret_cast<std::uintptr_t>(line.data()),
-                     static_cast<std::uint32_t>(kWritten.size() + 1), connection.mr->lkey};
-    ibv_send_wr write{};
-    write.wr_id = 1;
-    write.sg_list = &line_sge;
-    write.num_sge = 1;
-    write.opcode = IBV_WR_RDMA_WRITE;
-    write.send_flags = IBV_SEND_SIGNALED;
-    write.wr.rdma.remote_addr = region.address;
-    write.wr.rdma.rkey = region.rkey;
-    ibv_send_wr* bad = nullptr;
-    lab::check(ibv_post_send(id->qp, &write, &bad), "ibv_post_send(RDMA write)");
-    lab::wait_for_completion(connection.cq.get(), "RDMA write", settings.timeout);
+    // address and rkey its private data gave us: ibv_post_send of an
+    // IBV_WR_RDMA_WRITE, as in lesson 07.
+    lab::post_rdma(id->qp, IBV_WR_RDMA_WRITE, line.first(kWritten.size() + 1), connection.mr->lkey,
+                   region.address, region.rkey, IBV_SEND_SIGNALED, 1);
+    lab::wait_for_completion(connection.cq.get(), "RDMA write", options.timeout, server_gone);
     std::printf("Step 9: RDMA write of \"%.*s\" done\n", int(kWritten.size()), kWritten.data());
 
     // Step 9b: send the hello message; the server's posted receive takes it.
-    // ibv_post_send of an IBV_WR_SEND, as in lesson 06.
+    // ibv_post_send of an IBV_WR_SEND, as in lesson 04.
     lab::post_send(id->qp, message.first(kHello.size() + 1), connection.mr->lkey, IBV_SEND_SIGNALED,
                    2);
-    lab::wait_for_completion(connection.cq.get(), "send", settings.timeout);
+    lab::wait_for_completion(connection.cq.get(), "send", options.timeout, server_gone);
     std::printf("Step 9: sent \"%.*s\"\n", int(kHello.size()), kHello.data());
-    std::fflush(stdout);
 
     // Step 10: rdma_disconnect moves the QP to the error state and tells the
     // server; both sides then see DISCONNECTED. Then destroy in reverse order.
@@ -585,17 +546,12 @@ int run_client(const Settings& settings, const std::string& server) {
 
 int main(int argc, char** argv) {
     lab::CommandLine command_line("Lesson 11: hello world with rdma_cm connection management",
-                                  lab::kTcpPort | lab::kSize | lab::kServerArg);
-    Settings settings{};
-    int timeout_seconds = 20;
+                                  lab::kTcpPort | lab::kSize | lab::kTimeout | lab::kServerArg);
+    LessonOptions settings{};
     command_line.app().add_option("-d,--ib-dev", settings.device,
                                   "RDMA device the address must belong to (rdma_cm chooses it)");
     command_line.app().add_option("-b,--bind", settings.bind_address,
                                   "server: the address to listen on (default: all)");
-    command_line.app()
-        .add_option("--timeout", timeout_seconds, "seconds to wait for the peer")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
     int hold_seconds = 0;
     command_line.app()
         .add_option("--hold", hold_seconds,
@@ -604,13 +560,10 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 3600));
     const lab::Options options = command_line.parse(argc, argv);
     settings.hold = std::chrono::seconds(hold_seconds);
-    settings.port = options.tcp_port;
-    settings.size = options.size;
-    settings.timeout = std::chrono::seconds(timeout_seconds);
 
     return lab::run_main([&] {
-        if (settings.size < kMinimumSize) {
-            throw lab::Error("--size " + std::to_string(settings.size) +
+        if (options.size < kMinimumSize) {
+            throw lab::Error("--size " + std::to_string(options.size) +
                              " is too small (hint: " + "the messages need at least " +
                              std::to_string(kMinimumSize) + " bytes)");
         }
@@ -618,13 +571,13 @@ int main(int argc, char** argv) {
             lab::open_device(settings.device);  // an unknown name fails here, with the list
         }
         if (options.is_server()) {
-            return run_server(settings);
+            return run_server(options, settings);
         }
         if (!settings.bind_address.empty()) {
             throw lab::Error(
                 "-b is for the server (hint: the client's source address follows "
                 "from the route to SERVER)");
         }
-        return run_client(settings, options.server);
+        return run_client(options, settings);
     });
 }

@@ -23,7 +23,7 @@
 //        12_atomics [--clients N] [-n ITERS] [--add A]            server
 //        12_atomics [-n ITERS] [--add A] [--depth D] SERVER       client (start N of them)
 //        options: -d DEV -i PORT -g GID_INDEX -p TCP_PORT --timeout SECONDS --lock-iters L
-//        faults:  --misaligned, --wrong-rkey, --wrong-address (one atomic that must fail)
+//        faults:  --wrong-alignment, --wrong-rkey, --wrong-address (one atomic that must fail)
 
 #include <infiniband/verbs.h>
 
@@ -39,6 +39,7 @@
 
 #include "lab/check.hpp"
 #include "lab/completion.hpp"
+#include "lab/connect.hpp"
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
@@ -55,29 +56,16 @@ constexpr std::size_t kLock = 1;
 constexpr std::size_t kProtected = 2;
 constexpr std::size_t kWords = 4;
 
-struct Settings {
+// The options only this lesson has.
+struct LessonOptions {
     std::size_t clients = 1;
-    std::size_t iters = 1000;
     std::uint64_t add = 1;
     std::size_t lock_iters = 20;
     std::uint32_t depth = 16;
-    bool misaligned = false;
+    bool wrong_alignment = false;
     bool wrong_rkey = false;
     bool wrong_address = false;
-    std::chrono::milliseconds timeout{20'000};
 };
-
-std::string_view atomic_cap_name(ibv_atomic_cap cap) {
-    switch (cap) {
-        case IBV_ATOMIC_NONE:
-            return "ATOMIC_NONE";
-        case IBV_ATOMIC_HCA:
-            return "ATOMIC_HCA";
-        case IBV_ATOMIC_GLOB:
-            return "ATOMIC_GLOB";
-    }
-    return "unknown";
-}
 
 // Step 3: atomics are optional. ATOMIC_NONE: the device has none at all.
 // ATOMIC_HCA: atomic among operations through this device (rxe, most HCAs);
@@ -88,8 +76,7 @@ void require_atomics(ibv_context* context, const char* role) {
     lab::check(ibv_query_device(context, &attr), "ibv_query_device");
     std::printf("%s: %s atomic_cap %s, max_qp_rd_atom %d\n", role,
                 ibv_get_device_name(context->device),
-                std::string(atomic_cap_name(attr.atomic_cap)).c_str(), attr.max_qp_rd_atom);
-    std::fflush(stdout);
+                std::string(lab::atomic_cap_name(attr.atomic_cap)).c_str(), attr.max_qp_rd_atom);
     if (attr.atomic_cap == IBV_ATOMIC_NONE) {
         throw lab::Error(std::string("device ") + ibv_get_device_name(context->device) +
                          " has no RDMA atomics (atomic_cap ATOMIC_NONE) (hint: use a device "
@@ -127,21 +114,6 @@ void post_atomic(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t wr_id, std::uin
     }
 }
 
-// An RDMA read or write of one 8-byte word (lessons 07 and 09).
-void post_word(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t* local, std::uint32_t lkey,
-               std::uint64_t remote_addr, std::uint32_t rkey) {
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(local), sizeof(std::uint64_t), lkey};
-    ibv_send_wr wr{};
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = opcode;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey = rkey;
-    ibv_send_wr* bad = nullptr;
-    lab::check(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
-}
-
 std::string bytes_of(std::uint64_t word) {
     unsigned char raw[8];
     std::memcpy(raw, &word, sizeof raw);
@@ -155,23 +127,21 @@ std::string bytes_of(std::uint64_t word) {
     return text;
 }
 
-int run_server(const lab::Options& options, const Settings& settings) {
+int run_server(const lab::Options& options, const LessonOptions& settings) {
     // Steps 1-3 (lesson 01), and this lesson's check of atomic_cap.
-    lab::Context context = lab::open_device(options.device);
-    require_atomics(context.get(), "server");
-    const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
-    const lab::GidChoice gid = lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+    const lab::Port port = lab::open_port(options);
+    require_atomics(port.context.get(), "server");
 
     // Step 5: the words, 8-byte aligned (a vector of uint64_t is), registered
     // (ibv_reg_mr, in lab::register_memory) with IBV_ACCESS_REMOTE_ATOMIC (which needs LOCAL_WRITE
     // too). The lock holders also read and write the protected word.
-    lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+    lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
     std::vector<std::uint64_t> words(kWords, 0);
     const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ |
                        IBV_ACCESS_REMOTE_WRITE;
     lab::MemoryRegion mr =
         lab::register_memory(pd.get(), std::as_writable_bytes(std::span(words)), access);
-    lab::CompletionQueue cq = lab::create_cq(context.get(), 16);
+    lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
 
     // Steps 7-8 (lessons 04-05), once per client: its own QP, its own TCP
     // exchange. The QP must allow remote atomics (qp_access_flags), and
@@ -183,34 +153,24 @@ int run_server(const lab::Options& options, const Settings& settings) {
     lab::Listener listener(options.tcp_port);
     for (std::size_t client = 1; client <= settings.clients; ++client) {
         lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), lab::QueueSizes{});
-        lab::move_to_init(qp.get(), options.ib_port, access);
-        lab::ConnectionInfo mine;
-        mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
-        mine.remote_addr = reinterpret_cast<std::uintptr_t>(words.data());
-        mine.rkey = mr->rkey;
-        mine.length = static_cast<std::uint32_t>(words.size() * sizeof(std::uint64_t));
-        lab::Connection connection = listener.accept(settings.timeout);
-        const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
-        lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu},
-                         peer.address);
-        lab::move_to_rts(qp.get(), mine.address.psn);
+        auto [peer, connection] =
+            lab::connect_qp(qp.get(), port, listener.accept(options.timeout),
+                            {.access = access, .region = mr.get()}, options.timeout);
         std::printf("server: client %zu connected: our QPN 0x%06x, theirs 0x%06x\n", client,
                     qp->qp_num, peer.address.qp_num);
-        std::fflush(stdout);
         qps.push_back(std::move(qp));
         connections.push_back(std::move(connection));
     }
     std::printf("server: counter at 0x%llx, rkey 0x%x; %zu client(s) may start\n",
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(words.data())),
                 mr->rkey, settings.clients);
-    std::fflush(stdout);
     for (lab::Connection& connection : connections) {
-        connection.barrier(settings.timeout);  // start together
+        connection.barrier(options.timeout);  // start together
     }
 
     // Step 9: nothing to do: the clients' atomics run in the device, not on
     // our CPU. We only wait until every client says it is done.
-    const auto busy = std::chrono::milliseconds(settings.timeout) * 10;
+    const auto busy = options.timeout * 10;
     for (std::size_t client = 0; client < connections.size(); ++client) {
         try {
             connections[client].barrier(busy);
@@ -219,10 +179,10 @@ int run_server(const lab::Options& options, const Settings& settings) {
                              " did not finish: " + error.what());
         }
     }
-    const std::uint64_t expected_counter = settings.clients * settings.iters * settings.add;
+    const std::uint64_t expected_counter = settings.clients * options.iters * settings.add;
     const std::uint64_t expected_protected = settings.clients * settings.lock_iters;
     std::printf("server: final counter %llu (expected %zu clients x %zu iters x %llu = %llu): %s\n",
-                static_cast<unsigned long long>(words[kCounter]), settings.clients, settings.iters,
+                static_cast<unsigned long long>(words[kCounter]), settings.clients, options.iters,
                 static_cast<unsigned long long>(settings.add),
                 static_cast<unsigned long long>(expected_counter),
                 words[kCounter] == expected_counter ? "correct" : "WRONG");
@@ -234,7 +194,7 @@ int run_server(const lab::Options& options, const Settings& settings) {
                 static_cast<unsigned long long>(expected_protected),
                 words[kProtected] == expected_protected ? "correct" : "WRONG");
     for (lab::Connection& connection : connections) {
-        connection.barrier(settings.timeout);  // the clients may go
+        connection.barrier(options.timeout);  // the clients may go
     }
     // Step 10: the owners are destroyed in reverse order: connections, QPs, CQ, MR, PD, context.
     const bool correct = words[kCounter] == expected_counter && words[kLock] == 0 &&
@@ -247,11 +207,12 @@ int run_server(const lab::Options& options, const Settings& settings) {
 // A misaligned address: rxe refuses it in ibv_post_send (EINVAL); hardware
 // that passes it on gets an "invalid request" NAK, IBV_WC_REM_INV_REQ_ERR.
 int run_fault(ibv_qp* qp, ibv_cq* cq, std::uint64_t* old_value, std::uint32_t lkey,
-              const lab::ConnectionInfo& peer, const Settings& settings) {
+              const lab::ConnectionInfo& peer, const LessonOptions& settings,
+              std::chrono::milliseconds timeout, lab::PeerWatch server_gone) {
     std::uint64_t address = peer.remote_addr + kCounter * sizeof(std::uint64_t);
     std::uint32_t rkey = peer.rkey;
     std::string what;
-    if (settings.misaligned) {
+    if (settings.wrong_alignment) {
         address += 4;
         what = "fetch-and-add at a misaligned address (8-byte word + 4)";
     } else if (settings.wrong_rkey) {
@@ -263,52 +224,47 @@ int run_fault(ibv_qp* qp, ibv_cq* cq, std::uint64_t* old_value, std::uint32_t lk
     }
     std::printf("client: %s: remote address 0x%llx, rkey 0x%x\n", what.c_str(),
                 static_cast<unsigned long long>(address), rkey);
-    std::fflush(stdout);
     post_atomic(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, old_value, lkey, address, rkey, settings.add);
-    lab::wait_for_completion(cq, what, settings.timeout);
+    lab::wait_for_completion(cq, what, timeout, server_gone);
     throw lab::Error(what + " succeeded, but the device should have refused it");
 }
 
-int run_client(const lab::Options& options, const Settings& settings) {
+int run_client(const lab::Options& options, const LessonOptions& settings) {
     // Steps 1-3 (lesson 01), and this lesson's check of atomic_cap.
-    lab::Context context = lab::open_device(options.device);
-    require_atomics(context.get(), "client");
-    const ibv_port_attr port_attr = lab::query_port(context.get(), options.ib_port);
-    const lab::GidChoice gid = lab::choose_gid(context.get(), options.ib_port, options.gid_index);
+    const lab::Port port = lab::open_port(options);
+    require_atomics(port.context.get(), "client");
 
     // Step 5: where the old values land: one 8-byte slot per atomic in
     // flight, plus two for the lock and the protected word. Local write only.
-    lab::ProtectionDomain pd = lab::alloc_pd(context.get());
+    lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
     std::vector<std::uint64_t> slots(settings.depth + 2, 0);
     std::uint64_t* lock_slot = &slots[settings.depth];
     std::uint64_t* word_slot = &slots[settings.depth + 1];
     lab::MemoryRegion mr = lab::register_memory(pd.get(), std::as_writable_bytes(std::span(slots)),
                                                 IBV_ACCESS_LOCAL_WRITE);
-    lab::CompletionQueue cq = lab::create_cq(context.get(), static_cast<int>(settings.depth) + 16);
+    lab::CompletionQueue cq =
+        lab::create_cq(port.context.get(), static_cast<int>(settings.depth) + 16);
 
     // Steps 7-8 (lessons 04-05). max_rd_atomic in RTS: how many atomics and
     // reads this QP keeps in flight; more posted ones wait in the send queue.
     lab::QueueSizes sizes;
     sizes.send_wr = settings.depth + 4;
     lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
-    lab::move_to_init(qp.get(), options.ib_port, 0);
-    lab::ConnectionInfo mine;
-    mine.address = {qp->qp_num, lab::random_psn(), port_attr.lid, gid.gid};
-    lab::Connection connection =
-        lab::Connection::connect_to(options.server, options.tcp_port, settings.timeout);
-    const lab::ConnectionInfo peer = connection.exchange(mine, settings.timeout);
-    lab::move_to_rtr(qp.get(), {options.ib_port, gid.index, port_attr.active_mtu}, peer.address);
-    lab::move_to_rts(qp.get(), mine.address.psn);
+    auto [peer, connection] = lab::connect_qp(qp.get(), port, options);
     const std::uint64_t counter = peer.remote_addr + kCounter * sizeof(std::uint64_t);
     const std::uint64_t lock = peer.remote_addr + kLock * sizeof(std::uint64_t);
     const std::uint64_t protected_word = peer.remote_addr + kProtected * sizeof(std::uint64_t);
     std::printf("client: connected to QPN 0x%06x; counter at 0x%llx, rkey 0x%x\n",
                 peer.address.qp_num, static_cast<unsigned long long>(counter), peer.rkey);
-    std::fflush(stdout);
-    connection.barrier(settings.timeout);
+    connection.barrier(options.timeout);
+    // A server that exited closes its socket at once; its vanished QP may
+    // bring no error completion for a long time (none in 20 s on rxe): every
+    // wait below also watches the socket.
+    const lab::PeerWatch server_gone = connection.watch();
 
-    if (settings.misaligned || settings.wrong_rkey || settings.wrong_address) {
-        return run_fault(qp.get(), cq.get(), &slots[0], mr->lkey, peer, settings);
+    if (settings.wrong_alignment || settings.wrong_rkey || settings.wrong_address) {
+        return run_fault(qp.get(), cq.get(), &slots[0], mr->lkey, peer, settings, options.timeout,
+                         server_gone);
     }
 
     // Step 9a: the shared counter. Up to --depth FETCH_AND_ADDs in flight,
@@ -320,7 +276,7 @@ int run_client(const lab::Options& options, const Settings& settings) {
     //  - whenever slots are freed, their new requests are chained (wr.next)
     //    and posted with ONE ibv_post_send: one doorbell for many requests.
     // The QP executes them in order, so the old values must increase.
-    const std::size_t depth = std::min<std::size_t>(settings.depth, settings.iters);
+    const std::size_t depth = std::min<std::size_t>(settings.depth, options.iters);
     const std::size_t signal_every = std::max<std::size_t>(1, depth / 4);
     std::vector<ibv_sge> sges(depth);
     std::vector<ibv_send_wr> wrs(depth);
@@ -341,11 +297,8 @@ int run_client(const lab::Options& options, const Settings& settings) {
     std::uint64_t last_fetched = 0;
     bool increasing = true;
     unsigned empty_polls = 0;
-    // A server that exited closes its socket at once; its vanished QP may
-    // bring no error completion for a long time (none in 20 s on rxe): while
-    // the loop polls in vain, the deadline also looks at the socket.
-    const lab::WaitWatch server_gone = connection.closed_watch();
-    lab::BusyWaitDeadline idle_deadline(settings.timeout, server_gone);
+    // While the loop polls in vain, the deadline also looks at the socket.
+    lab::Deadline idle_deadline(options.timeout, server_gone);
     // With one atomic in flight, the round trips are timed in batches of
     // kBatch: reading the clock is not free (under emulation it can cost a
     // microsecond or more), and the median of the batch averages is robust
@@ -354,14 +307,14 @@ int run_client(const lab::Options& options, const Settings& settings) {
     std::vector<double> round_trips;
     Clock::time_point batch_start = start;
     std::vector<ibv_wc> wcs(depth);
-    while (completed < settings.iters) {
+    while (completed < options.iters) {
         // Refill: chain every free slot's next operation, post them at once.
         const std::size_t first = posted;
-        const std::size_t last = std::min(completed + depth, settings.iters);
+        const std::size_t last = std::min(completed + depth, options.iters);
         for (std::size_t n = first; n < last; ++n) {
             ibv_send_wr& wr = wrs[n % depth];
             wr.wr_id = n;
-            const bool signaled = (n + 1) % signal_every == 0 || n + 1 == settings.iters;
+            const bool signaled = (n + 1) % signal_every == 0 || n + 1 == options.iters;
             wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
             wr.next = n + 1 < last ? &wrs[(n + 1) % depth] : nullptr;
         }
@@ -409,8 +362,8 @@ int run_client(const lab::Options& options, const Settings& settings) {
     std::printf(
         "client: fetch-and-add: %zu operations in %.3f s, %.0f per second, %.2f us each "
         "(depth %zu, every %zu. signaled)\n",
-        settings.iters, seconds, static_cast<double>(settings.iters) / seconds,
-        seconds * 1e6 / static_cast<double>(settings.iters), depth, signal_every);
+        options.iters, seconds, static_cast<double>(options.iters) / seconds,
+        seconds * 1e6 / static_cast<double>(options.iters), depth, signal_every);
     if (!round_trips.empty()) {
         std::ranges::nth_element(round_trips, round_trips.begin() + round_trips.size() / 2);
         std::printf("client: one at a time: median round trip %.2f us (over batches of %zu)\n",
@@ -419,20 +372,19 @@ int run_client(const lab::Options& options, const Settings& settings) {
     std::printf("client: old values came back %s; the last one was %llu, bytes %s\n",
                 increasing ? "increasing" : "OUT OF ORDER",
                 static_cast<unsigned long long>(last_fetched), bytes_of(last_fetched).c_str());
-    std::fflush(stdout);
 
     // Step 9b: the lock. CMP_AND_SWP 0 → 1 succeeds only when the old value
     // it returns is 0; otherwise another client holds it and we try again.
     std::size_t taken = 0;
     std::size_t released = 0;
     std::size_t busy = 0;
-    const auto deadline = Clock::now() + settings.timeout;
+    const auto deadline = Clock::now() + options.timeout;
     for (std::size_t round = 0; round < settings.lock_iters; ++round) {
         while (true) {
             post_atomic(qp.get(), IBV_WR_ATOMIC_CMP_AND_SWP, 0, lock_slot, mr->lkey, lock,
                         peer.rkey, 0, 1);
-            lab::wait_for_completion(cq.get(), "compare-and-swap (take the lock)",
-                                     settings.timeout);
+            lab::wait_for_completion(cq.get(), "compare-and-swap (take the lock)", options.timeout,
+                                     server_gone);
             if (*lock_slot == 0) {
                 break;
             }
@@ -446,16 +398,20 @@ int run_client(const lab::Options& options, const Settings& settings) {
         ++taken;
         // In the critical section: a read-modify-write that is NOT atomic
         // by itself. Only the lock keeps two clients from interleaving here.
-        post_word(qp.get(), IBV_WR_RDMA_READ, word_slot, mr->lkey, protected_word, peer.rkey);
-        lab::wait_for_completion(cq.get(), "RDMA read", settings.timeout);
+        // An RDMA read and an RDMA write of one word (lab::post_rdma, lessons 07 and 09).
+        lab::post_rdma(qp.get(), IBV_WR_RDMA_READ, std::as_bytes(std::span(word_slot, 1)), mr->lkey,
+                       protected_word, peer.rkey);
+        lab::wait_for_completion(cq.get(), "RDMA read", options.timeout, server_gone);
         *word_slot += 1;
-        post_word(qp.get(), IBV_WR_RDMA_WRITE, word_slot, mr->lkey, protected_word, peer.rkey);
-        lab::wait_for_completion(cq.get(), "RDMA write", settings.timeout);
+        lab::post_rdma(qp.get(), IBV_WR_RDMA_WRITE, std::as_bytes(std::span(word_slot, 1)),
+                       mr->lkey, protected_word, peer.rkey);
+        lab::wait_for_completion(cq.get(), "RDMA write", options.timeout, server_gone);
         // Release with CMP_AND_SWP 1 → 0. The old value must be 1: anything
         // else means someone else touched a lock we hold.
         post_atomic(qp.get(), IBV_WR_ATOMIC_CMP_AND_SWP, 0, lock_slot, mr->lkey, lock, peer.rkey, 1,
                     0);
-        lab::wait_for_completion(cq.get(), "compare-and-swap (release the lock)", settings.timeout);
+        lab::wait_for_completion(cq.get(), "compare-and-swap (release the lock)", options.timeout,
+                                 server_gone);
         if (*lock_slot != 1) {
             throw lab::Error("released a lock that read " + std::to_string(*lock_slot) +
                              ", not 1: mutual exclusion is broken");
@@ -468,14 +424,14 @@ int run_client(const lab::Options& options, const Settings& settings) {
 
     // Step 9c: one RDMA read of the counter: its bytes as they are in the
     // server's memory, the same order as the old values above.
-    post_word(qp.get(), IBV_WR_RDMA_READ, word_slot, mr->lkey, counter, peer.rkey);
-    lab::wait_for_completion(cq.get(), "RDMA read", settings.timeout);
+    lab::post_rdma(qp.get(), IBV_WR_RDMA_READ, std::as_bytes(std::span(word_slot, 1)), mr->lkey,
+                   counter, peer.rkey);
+    lab::wait_for_completion(cq.get(), "RDMA read", options.timeout, server_gone);
     std::printf("client: the counter now reads %llu, bytes %s\n",
                 static_cast<unsigned long long>(*word_slot), bytes_of(*word_slot).c_str());
-    std::fflush(stdout);
 
-    connection.barrier(settings.timeout * 10);  // done; the server counts
-    connection.barrier(settings.timeout);       // the server has read the words
+    connection.barrier(options.timeout * 10);  // done; the server counts
+    connection.barrier(options.timeout);       // the server has read the words
     // Step 10: the owners are destroyed in reverse order.
     return 0;
 }
@@ -485,13 +441,8 @@ int run_client(const lab::Options& options, const Settings& settings) {
 int main(int argc, char** argv) {
     lab::CommandLine command_line(
         "Lesson 12: RDMA atomics: a shared counter (fetch-and-add) and a lock (compare-and-swap)",
-        lab::kDevice | lab::kTcpPort | lab::kIters | lab::kServerArg);
-    Settings settings;
-    int timeout_seconds = 20;
-    command_line.app()
-        .add_option("--timeout", timeout_seconds, "seconds to wait for the peer at each step")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
+        lab::kDevice | lab::kTcpPort | lab::kIters | lab::kTimeout | lab::kServerArg);
+    LessonOptions settings;
     command_line.app()
         .add_option("--clients", settings.clients, "server: how many clients to accept")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
@@ -508,19 +459,18 @@ int main(int argc, char** argv) {
         .add_option("--depth", settings.depth, "client: fetch-and-adds in flight at once")
         ->check(CLI::Range(1, 1024))
         ->capture_default_str();
-    auto* misaligned = command_line.app().add_flag(
-        "--misaligned", settings.misaligned, "client: one fetch-and-add 4 bytes off the word");
+    auto* wrong_alignment =
+        command_line.app().add_flag("--wrong-alignment", settings.wrong_alignment,
+                                    "client: one fetch-and-add 4 bytes off the word");
     auto* wrong_rkey = command_line.app().add_flag("--wrong-rkey", settings.wrong_rkey,
                                                    "client: one fetch-and-add with a wrong rkey");
     auto* wrong_address =
         command_line.app().add_flag("--wrong-address", settings.wrong_address,
                                     "client: one fetch-and-add outside the server's region");
-    misaligned->excludes(wrong_rkey)->excludes(wrong_address);
+    wrong_alignment->excludes(wrong_rkey)->excludes(wrong_address);
     wrong_rkey->excludes(wrong_address);
     command_line.defaults().iters = 1000;
     const lab::Options options = command_line.parse(argc, argv);
-    settings.iters = options.iters;
-    settings.timeout = std::chrono::seconds(timeout_seconds);
 
     return lab::run_main([&] {
         return options.is_server() ? run_server(options, settings) : run_client(options, settings);

@@ -41,7 +41,8 @@ set(fuzz_sources
   "${PROJECT_SOURCE_DIR}/common/lab/exchange.cpp"
   "${PROJECT_SOURCE_DIR}/common/lab/check.cpp"
   "${PROJECT_SOURCE_DIR}/common/lab/device.cpp"
-  "${PROJECT_SOURCE_DIR}/common/lab/resources.cpp")
+  "${PROJECT_SOURCE_DIR}/common/lab/resources.cpp"
+  "${PROJECT_SOURCE_DIR}/common/lab/wait.cpp")
 set(fuzz_program "${CMAKE_CURRENT_BINARY_DIR}/fuzz_exchange")
 add_custom_command(
   OUTPUT "${fuzz_program}"
@@ -49,6 +50,7 @@ add_custom_command(
           -fno-sanitize-recover=undefined -I "${PROJECT_SOURCE_DIR}/common"
           ${IBVERBS_CFLAGS} ${fuzz_sources} ${IBVERBS_LDFLAGS} -o "${fuzz_program}"
   DEPENDS ${fuzz_sources} "${PROJECT_SOURCE_DIR}/common/lab/exchange.hpp"
+          "${PROJECT_SOURCE_DIR}/common/lab/wait.hpp"
   COMMENT "Building the libFuzzer target fuzz_exchange with ${LAB_FUZZ_CXX}"
   VERBATIM)
 add_custom_target(fuzz_exchange ALL DEPENDS "${fuzz_program}")

@@ -13,6 +13,7 @@
 
 using lab::test::check_gid_out_of_range;
 using lab::test::check_one_error_line;
+using lab::test::check_peer_death_noticed;
 using lab::test::check_port_in_use;
 using lab::test::check_server_not_running;
 using lab::test::check_unknown_device;
@@ -54,7 +55,8 @@ TEST_CASE("12_atomics rejects bad input with one line and a non-zero exit",
         check_one_error_line(run(with(base, {"--clients", "0"}), 20s), "--clients");
         check_one_error_line(run(with(base, {"--depth", "0"}), 20s), "--depth");
         check_one_error_line(run(with(base, {"-n", "0"}), 20s), "--iters");
-        check_one_error_line(run(with(base, {"--misaligned", "--wrong-rkey"}), 20s), "excludes");
+        check_one_error_line(run(with(base, {"--wrong-alignment", "--wrong-rkey"}), 20s),
+                             "excludes");
     }
     SECTION("server not running: the client gives up after --timeout") {
         check_server_not_running(base, "could not connect to 127.0.0.1:" + port);
@@ -66,7 +68,7 @@ TEST_CASE("12_atomics rejects bad input with one line and a non-zero exit",
 
 TEST_CASE("12_atomics: atomics the device must refuse", "[lesson12][bad-input]") {
     SECTION("misaligned address: rxe refuses it when it is posted") {
-        check_one_error_line(run_fault("--misaligned"),
+        check_one_error_line(run_fault("--wrong-alignment"),
                              "ibv_post_send(FETCH_AND_ADD) failed: Invalid argument");
     }
     SECTION("wrong rkey: the server's device answers with a remote access error") {
@@ -81,7 +83,7 @@ TEST_CASE("12_atomics: atomics the device must refuse", "[lesson12][bad-input]")
     }
 }
 
-TEST_CASE("12_atomics: a peer killed mid-run makes the other side fail at once",
+TEST_CASE("12_atomics: a peer killed mid-run is noticed within 2 s, in both directions",
           "[lesson12][bad-input]") {
     const std::string port = std::to_string(lab::test::free_tcp_port());
     const std::vector<std::string> base = {
@@ -92,15 +94,9 @@ TEST_CASE("12_atomics: a peer killed mid-run makes the other side fail at once",
     std::this_thread::sleep_for(1s);
 
     SECTION("client killed: the server's barrier ends") {
-        client.kill(SIGKILL);
-        const auto start = Clock::now();
-        check_one_error_line(server.wait(30s), "client 1 did not finish");
-        CHECK(Clock::now() - start < 10s);
+        check_peer_death_noticed(client, server, "client 1 did not finish");
     }
     SECTION("server killed: the client's fetch-and-add loop ends") {
-        server.kill(SIGKILL);
-        const auto start = Clock::now();
-        check_one_error_line(client.wait(30s), "the peer closed the connection");
-        CHECK(Clock::now() - start < 10s);  // not the 20 s timeout
+        check_peer_death_noticed(server, client, "the peer closed the connection");
     }
 }

@@ -65,15 +65,26 @@ void check_port_in_use(const std::vector<std::string>& base, const std::string& 
 void check_remote_access_error(const std::string& lesson_name, const std::string& flag,
                                const std::string& expected, const std::string& server_success);
 
+/// How soon a two-process lesson must notice that its peer died, whatever it was doing.
+inline constexpr std::chrono::seconds kNoticeDeadPeerWithin{2};
+
+/**
+ * Kill @p victim (SIGKILL, as a crash) and check that @p survivor then ends
+ * within kNoticeDeadPeerWithin, with a non-zero exit and one error line that
+ * contains @p expected. Prints the seconds it took, and returns them.
+ */
+double check_peer_death_noticed(Process& victim, Process& survivor, const std::string& expected);
+
 /**
  * A --bw run of lesson @p lesson_name (64 KiB messages, more than the test
  * waits for) loses its peer mid-transfer. One SECTION kills the client: the
- * server fails at once, with "the peer", well before its 10 s timeout. The
- * other kills the server: the client's wait for a completion ends as soon as
- * the server's socket closes, with the same words. @p client_running_text is
- * what the client prints once its transfers are under way.
+ * server notices through its socket (check_peer_death_noticed). The other
+ * kills the server: the client's wait for a completion ends as soon as the
+ * server's socket closes. @p client_running_text is what the client prints
+ * once its transfers are under way; @p mode is "--bw" or "--lat".
  */
 void check_peer_killed_mid_transfer(const std::string& lesson_name,
-                                    const std::string& client_running_text);
+                                    const std::string& client_running_text,
+                                    const std::string& mode = "--bw");
 
 }  // namespace lab::test

@@ -184,7 +184,7 @@ TEST_CASE("a peer that closes early makes the barrier fail at once", "[exchange]
     CHECK(Clock::now() - start < 5s);  // noticed at once, not at the deadline
 }
 
-TEST_CASE("throw_if_closed tells a peer that is gone from one that is quiet", "[exchange]") {
+TEST_CASE("Connection::watch tells a peer that is gone from one that is quiet", "[exchange]") {
     const auto tcp_port = port();
     SECTION("a quiet peer is still there") {
         std::promise<void> checked;
@@ -193,7 +193,7 @@ TEST_CASE("throw_if_closed tells a peer that is gone from one that is quiet", "[
             checked.get_future().wait();  // keeps its socket open meanwhile
         });
         auto connection = lab::Connection::accept_one(tcp_port, 10s);
-        CHECK(error_of([&] { connection.throw_if_closed(); }).empty());
+        CHECK(error_of([&] { connection.watch().throw_if_gone(); }).empty());
         checked.set_value();
         peer.join();
     }
@@ -203,19 +203,22 @@ TEST_CASE("throw_if_closed tells a peer that is gone from one that is quiet", "[
         std::thread peer([&] { raw_peer(tcp_port, one_byte); });
         auto connection = lab::Connection::accept_one(tcp_port, 10s);
         peer.join();
-        CHECK(contains(error_of([&] { connection.throw_if_closed(); }),
+        CHECK(contains(error_of([&] { connection.watch().throw_if_gone(); }),
                        "the peer closed the connection"));
         std::array<std::byte, 1> received{};
         connection.receive_bytes(received, 5s);
         CHECK(received[0] == std::byte{1});
     }
-    SECTION("a peer that closed: a completion wait watching it ends") {
+    SECTION("the watch survives a move of its Connection, as into a vector") {
         std::thread peer(
             [&] { auto connection = lab::Connection::connect_to("127.0.0.1", tcp_port, 5s); });
-        auto connection = lab::Connection::accept_one(tcp_port, 10s);
+        std::vector<lab::Connection> connections;
+        connections.push_back(lab::Connection::accept_one(tcp_port, 10s));
+        const lab::PeerWatch watch = connections.front().watch();
+        connections.reserve(
+            16);  // moves the Connection; the watch holds its socket, not its address
         peer.join();
-        const auto watch = connection.closed_watch();
-        CHECK(contains(error_of(watch), "the peer closed the connection while we waited"));
+        CHECK(contains(error_of([&] { watch.throw_if_gone(); }), "the peer closed the connection"));
     }
 }
 

@@ -1,0 +1,58 @@
+#include "lab/connect.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "lab/options.hpp"
+#include "lab/verbs.hpp"
+
+namespace lab {
+
+namespace {
+
+// Steps 8a and 8b: RESET -> INIT, and what the peer needs to reach this QP.
+ConnectionInfo prepare(ibv_qp* qp, const Port& port, const PeerSetup& setup) {
+    move_to_init(qp, port.number, setup.access);
+    ConnectionInfo mine;
+    mine.address = {qp->qp_num, random_psn(), port.attr.lid, port.gid.gid};
+    if (setup.region != nullptr) {
+        mine.remote_addr = reinterpret_cast<std::uintptr_t>(setup.region->addr);
+        mine.rkey = setup.region->rkey;
+        mine.length = static_cast<std::uint32_t>(setup.region_length != 0 ? setup.region_length
+                                                                          : setup.region->length);
+    }
+    print_address("local", mine.address);
+    return mine;
+}
+
+// Steps 8c and 8d: the exchange, then INIT -> RTR -> RTS with what the peer sent.
+Peer finish(ibv_qp* qp, const Port& port, Connection connection, const ConnectionInfo& mine,
+            const PeerSetup& setup, std::chrono::milliseconds timeout) {
+    Peer peer{connection.exchange(mine, timeout), std::move(connection)};
+    print_address("remote", peer.info.address);
+    move_to_rtr(qp, port.local(), peer.info.address, setup.rd_atomic);
+    move_to_rts(qp, mine.address.psn, setup.rd_atomic, setup.rnr_retry);
+    return peer;
+}
+
+}  // namespace
+
+Peer connect_qp(ibv_qp* qp, const Port& port, const Options& options, const PeerSetup& setup) {
+    const ConnectionInfo mine = prepare(qp, port, setup);
+    if (options.is_server()) {
+        std::printf("server: waiting for a client on TCP port %u\n", unsigned(options.tcp_port));
+    }
+    Connection connection =
+        options.is_server()
+            ? Connection::accept_one(options.tcp_port, options.timeout)
+            : Connection::connect_to(options.server, options.tcp_port, options.timeout);
+    return finish(qp, port, std::move(connection), mine, setup, options.timeout);
+}
+
+Peer connect_qp(ibv_qp* qp, const Port& port, Connection connection, const PeerSetup& setup,
+                std::chrono::milliseconds timeout) {
+    const ConnectionInfo mine = prepare(qp, port, setup);
+    return finish(qp, port, std::move(connection), mine, setup, timeout);
+}
+
+}  // namespace lab
