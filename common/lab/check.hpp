@@ -24,7 +24,10 @@ namespace lab {
 /// A failure that a lesson reports to the user as one line.
 class Error : public std::runtime_error {
   public:
-    /// @param message the whole line, without the leading "error: ".
+    /**
+     * @brief An error that run_main() prints as one line.
+     * @param message the whole line, without the leading "error: ".
+     */
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 

@@ -85,6 +85,7 @@ class Connection {
     Connection& operator=(Connection&& other) noexcept;
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
+    /// Close the socket; the peer sees the connection end.
     ~Connection();
 
     /// Send ours, receive theirs (both sides call it; neither waits for the other to go first).

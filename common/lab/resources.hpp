@@ -71,6 +71,7 @@ class DeviceList {
   public:
     /// Calls ibv_get_device_list; throws lab::Error when it fails.
     DeviceList();
+    /// Free the list with ibv_free_device_list.
     ~DeviceList();
     DeviceList(const DeviceList&) = delete;
     DeviceList& operator=(const DeviceList&) = delete;

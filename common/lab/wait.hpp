@@ -53,6 +53,7 @@ class PeerWatch {
     PeerWatch() noexcept = default;
 
     /**
+     * @brief Watches @p fd for @p gone_events.
      * @param fd the peer's socket or event channel.
      * @param gone_events what poll(2) reports on @p fd once the peer is gone.
      */
@@ -95,7 +96,10 @@ class PeerWatch {
  */
 class Deadline {
   public:
-    /// @param peer watched while the wait lasts; empty by default.
+    /**
+     * @brief A wait of @p timeout that also ends when @p peer is gone.
+     * @param peer watched while the wait lasts; empty by default.
+     */
     explicit Deadline(std::chrono::milliseconds timeout, PeerWatch peer = {}) noexcept
         : timeout_(timeout), peer_(peer) {}
 
