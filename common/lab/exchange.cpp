@@ -321,7 +321,12 @@ void Connection::send_bytes(std::span<const std::byte> bytes, std::chrono::milli
 }
 
 void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds timeout) {
-    Deadline deadline(timeout);
+    receive_bytes(bytes, timeout, timeout);
+}
+
+void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds left,
+                               std::chrono::milliseconds timeout) {
+    Deadline deadline(left);
     std::size_t received = 0;
     while (received < bytes.size()) {
         const ssize_t count = ::recv(fd_, bytes.data() + received, bytes.size() - received, 0);
@@ -355,7 +360,7 @@ ConnectionInfo Connection::exchange(const ConnectionInfo& mine, std::chrono::mil
     const auto deadline = Clock::now() + timeout;
     send_bytes(encode_info(mine), timeout);
     std::array<std::byte, kInfoWireSize> theirs{};
-    receive_bytes(theirs, left_until(deadline));
+    receive_bytes(theirs, left_until(deadline), timeout);
     return decode_info(theirs);
 }
 
@@ -364,7 +369,7 @@ void Connection::barrier(std::chrono::milliseconds timeout) {
     const std::array<std::byte, 1> ready{std::byte{'R'}};
     send_bytes(ready, timeout);
     std::array<std::byte, 1> theirs{};
-    receive_bytes(theirs, left_until(deadline));
+    receive_bytes(theirs, left_until(deadline), timeout);
     if (theirs[0] != ready[0]) {
         throw Error(
             "barrier: the peer sent an unexpected byte (hint: both sides must run the "

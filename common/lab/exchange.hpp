@@ -119,6 +119,10 @@ class Connection {
   private:
     friend class Listener;
     explicit Connection(int fd) noexcept : fd_(fd) {}
+    // receive_bytes() for a step of a larger operation: waits at most @p left,
+    // and a timeout names the operation's whole @p timeout.
+    void receive_bytes(std::span<std::byte> bytes, std::chrono::milliseconds left,
+                       std::chrono::milliseconds timeout);
     int fd_ = -1;
 };
 
