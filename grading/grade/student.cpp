@@ -1,0 +1,198 @@
+#include "student.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "lab/check.hpp"
+
+namespace lab::grade {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The last few lines of @p output, for a reason: what the program said before it ended.
+std::string last_lines(const std::string& output) {
+    constexpr std::size_t kLines = 6, kChars = 600;
+    std::size_t start = output.size();
+    std::size_t lines = 0;
+    while (start > 0 && lines <= kLines) {
+        start = output.rfind('\n', start - 1);
+        if (start == std::string::npos) {
+            start = 0;
+            break;
+        }
+        ++lines;
+    }
+    std::string tail = output.substr(start);
+    while (!tail.empty() && (tail.front() == '\n' || tail.front() == ' ')) {
+        tail.erase(0, 1);
+    }
+    while (!tail.empty() && tail.back() == '\n') {
+        tail.pop_back();
+    }
+    if (tail.size() > kChars) {
+        tail = "..." + tail.substr(tail.size() - kChars);
+    }
+    return tail;
+}
+
+}  // namespace
+
+std::string program_under_test() {
+    if (const char* path = std::getenv("LAB_SUBJECT"); path != nullptr && *path != '\0') {
+        return path;
+    }
+    // The course's own build: check_NN_name sits next to subject_solNN_name.
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    const std::string name = self.filename().string();
+    if (!error && name.rfind("check_", 0) == 0) {
+        const auto solution = self.parent_path() / ("subject_sol" + name.substr(6));
+        if (std::filesystem::exists(solution, error)) {
+            return solution.string();
+        }
+    }
+    throw lab::Error("LAB_SUBJECT names no program: set it to the student's program");
+}
+
+StudentProgram::StudentProgram(std::string_view scenario, std::string program) {
+    if (program.empty()) {
+        program = program_under_test();
+    }
+    if (::access(program.c_str(), X_OK) != 0) {
+        throw lab::Error("the student's program " + program + " does not exist");
+    }
+    const auto [ours, theirs] = channel_pair();
+    channel_ = std::make_unique<Channel>(ours);
+    channel_->enable_credentials();
+    try {
+        sandbox_ = std::make_unique<Sandbox>(
+            program, std::vector<std::string>{std::string(scenario)}, theirs,
+            Limits::from_environment(), isolation_from_environment());
+    } catch (...) {
+        ::close(theirs);
+        throw;
+    }
+    ::close(theirs);
+    // The first message names the sender: the kernel vouches for its process id.
+    for (;;) {
+        std::optional<Message> hello;
+        try {
+            hello = channel_->receive(std::chrono::milliseconds(100), &pid_);
+        } catch (const ChannelClosed&) {
+            fail_with_ending("before it started the check");
+        }
+        if (hello) {
+            if (hello->name() != "hello" || hello->size() < 2 || hello->text(1) != scenario) {
+                throw ProgramFailed("your program did not start the check's scenario '" +
+                                    std::string(scenario) + "'");
+            }
+            return;
+        }
+        if (Clock::now() >= sandbox_->deadline()) {
+            sandbox_->stop(Ending::Kind::deadline);
+            fail_with_ending("before it started the check");
+        }
+        if (sandbox_->ended()) {
+            fail_with_ending("before it started the check");
+        }
+    }
+}
+
+StudentProgram::~StudentProgram() {
+    if (sandbox_) {
+        sandbox_->stop(Ending::Kind::lost);  // ignored when it already ended
+    }
+    tracer_.reset();  // its thread ends with the program
+    sandbox_.reset();
+}
+
+void StudentProgram::send(const Message& message) {
+    try {
+        channel_->send(message);
+    } catch (const ChannelClosed&) {
+        fail_with_ending("during the check");
+    }
+}
+
+Message StudentProgram::receive(std::string_view name) {
+    for (;;) {
+        std::optional<Message> message;
+        try {
+            message = channel_->receive(std::chrono::milliseconds(100));
+        } catch (const ChannelClosed&) {
+            fail_with_ending("during the check");
+        }
+        if (message) {
+            if (message->name() == "error") {
+                throw ProgramFailed("your code stopped with an error: " +
+                                    (message->size() > 1 ? message->text(1) : std::string("?")));
+            }
+            if (message->name() != name) {
+                throw ProgramFailed("your program answered '" + message->name() +
+                                    "' where the check expected '" + std::string(name) +
+                                    "' (does your code write outside its buffers?)");
+            }
+            return *message;
+        }
+        if (Clock::now() >= sandbox_->deadline()) {
+            sandbox_->stop(Ending::Kind::deadline);
+            fail_with_ending("during the check");
+        }
+    }
+}
+
+Message StudentProgram::watch() {
+    Message ready = receive("ready");
+    try {
+        tracer_ = std::make_unique<Tracer>(pid_);
+    } catch (const lab::Error& error) {
+        if (sandbox_->ended()) {
+            fail_with_ending("during the check");
+        }
+        throw;
+    }
+    send({"go"});
+    return ready;
+}
+
+Tracer& StudentProgram::tracer() {
+    if (!tracer_) {
+        throw lab::Error("the check did not watch the program (StudentProgram::watch)");
+    }
+    return *tracer_;
+}
+
+void StudentProgram::finish() {
+    receive("done");
+    const auto ending = sandbox_->wait(std::chrono::seconds(10));
+    if (!ending) {
+        sandbox_->stop(Ending::Kind::deadline);
+        throw ProgramFailed("your program did not end after the check was done");
+    }
+}
+
+void StudentProgram::fail_with_ending(const std::string& context) {
+    auto ending = sandbox_->wait(std::chrono::seconds(5));
+    if (!ending) {
+        sandbox_->stop(Ending::Kind::lost);
+        ending = sandbox_->wait(std::chrono::seconds(5));
+    }
+    std::string reason = ending ? ending->describe(sandbox_->limits())
+                                : std::string("your program stopped answering");
+    if (ending && ending->kind == Ending::Kind::exited) {
+        reason = "your program ended (exit status " + std::to_string(ending->value) + ") " +
+                 context + ": does your code call exit()?";
+    }
+    const std::string said = last_lines(sandbox_->output());
+    if (!said.empty() && (!ending || ending->kind != Ending::Kind::output)) {
+        reason += "; its last output: " + said;
+    }
+    throw ProgramFailed(reason);
+}
+
+}  // namespace lab::grade
