@@ -64,22 +64,94 @@ target_link_libraries(lab_grade_checker PUBLIC lab_grade_subject lab_common ${CM
 add_library(lab_grade_listener OBJECT "${lab_grade_dir}/results_listener.cpp")
 target_link_libraries(lab_grade_listener PRIVATE lab_test_support)
 
+# Scores and reports (grading/grade.sh runs it on the host after the checks).
+add_library(lab_grade_reports STATIC "${lab_grade_dir}/report.cpp")
+target_include_directories(lab_grade_reports PUBLIC "${PROJECT_SOURCE_DIR}/grading")
+target_link_libraries(lab_grade_reports PUBLIC lab_common)
+add_executable(lab_grade_report "${PROJECT_SOURCE_DIR}/grading/report_main.cpp")
+target_link_libraries(lab_grade_report PRIVATE lab_grade_reports)
+set_target_properties(lab_grade_report PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/grading")
+
+# lab_add_graded_exercise(NN NAME LIBRARY lib): exercise NN_NAME, graded by
+# exercises/check_NN_NAME.cpp (the check program: course code only) running
+# exercises/subject_NN_NAME.cpp (the main() of the student's program). The
+# exercise's CMakeLists.txt names the files a student edits
+# (lab_exercise_files); its library exNN_lib / solNN_lib holds them and the
+# given files. This builds:
+#   subject_solNN_NAME, subject_exNN_NAME  the student's program from the
+#       solution and from the skeleton; check_NN_NAME runs the first by default
+#       (its checks are CTest tests), test_exercise_skeletons the second;
+#   grade_courseNN  the course's objects of a student's program, built once;
+#   build/grading/NN_NAME.manifest  what ./lab grade needs to compile and link
+#       one student's edited files against them, and to run the checks;
+#   build/grading/NN_NAME.checks  the names of the checks, one a line.
+add_custom_target(grade_kit)
+add_dependencies(grade_kit lab_grade_report)
+set(lab_grade_out "${PROJECT_BINARY_DIR}/grading")
 function(lab_add_graded_exercise number name)
   cmake_parse_arguments(ARG "" "LIBRARY" "" ${ARGN})
-  set(check check_${number}_${name})
+  set(exercise ${number}_${name})
+  set(folder "${PROJECT_SOURCE_DIR}/exercises/${exercise}")
+  set(check check_${exercise})
+  get_property(edited GLOBAL PROPERTY lab_edited_files_${exercise})
+  if(NOT edited)
+    message(FATAL_ERROR "exercises/${exercise}/CMakeLists.txt names no edited file (lab_exercise_files)")
+  endif()
   foreach(kind sol ex)
     if(TARGET ${kind}${number}_${ARG_LIBRARY})
-      add_executable(subject_${kind}${number}_${name} exercises/subject_${number}_${name}.cpp)
-      target_link_libraries(subject_${kind}${number}_${name} PRIVATE lab_grade_subject
+      add_executable(subject_${kind}${exercise} exercises/subject_${exercise}.cpp)
+      target_link_libraries(subject_${kind}${exercise} PRIVATE lab_grade_subject
                             ${kind}${number}_${ARG_LIBRARY})
     endif()
   endforeach()
   set(depends "")
-  if(TARGET subject_sol${number}_${name})
-    set(depends DEPENDS subject_sol${number}_${name})
+  if(TARGET subject_sol${exercise})
+    set(depends DEPENDS subject_sol${exercise})
   endif()
   lab_add_test(${check} exercises/${check}.cpp LABELS exercise rxe TIMEOUT 300 ${depends})
   target_link_libraries(${check} PRIVATE lab_grade_checker lab_grade_listener)
+  add_custom_command(TARGET ${check} POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" -D "PROGRAM=$<TARGET_FILE:${check}>"
+            -D "OUTPUT=${lab_grade_out}/${exercise}.checks" -D "CATCH_VERSION=${LAB_CATCH_VERSION}"
+            -P "${PROJECT_SOURCE_DIR}/grading/list-checks.cmake"
+    VERBATIM)
+
+  # The course's part of a student's program: the given files (the library's
+  # sources but the edited ones) and the scenarios.
+  get_target_property(sources ex${number}_${ARG_LIBRARY} SOURCES)
+  set(given "")
+  foreach(source IN LISTS sources)
+    get_filename_component(file "${source}" NAME)
+    if(NOT file IN_LIST edited)
+      if(NOT IS_ABSOLUTE "${source}")
+        set(source "${folder}/${source}")
+      endif()
+      list(APPEND given "${source}")
+    endif()
+  endforeach()
+  add_library(grade_course${number} OBJECT exercises/subject_${exercise}.cpp ${given})
+  target_include_directories(grade_course${number} PRIVATE "${folder}")
+  target_link_libraries(grade_course${number} PRIVATE lab_grade_subject)
+  add_dependencies(grade_kit grade_course${number} ${check} lab_grade_subject lab_common)
+
+  file(GLOB headers "${folder}/*.hpp")
+  list(JOIN edited "\nedited\t" edited_lines)
+  list(JOIN headers "\nheader\t" header_lines)
+  file(GENERATE OUTPUT "${lab_grade_out}/${exercise}.manifest" CONTENT
+"exercise\t${exercise}
+check\t$<TARGET_FILE:${check}>
+edited\t${edited_lines}
+header\t${header_lines}
+include\t${PROJECT_SOURCE_DIR}/common
+object\t$<JOIN:$<TARGET_OBJECTS:grade_course${number}>,\nobject\t>
+library\t$<TARGET_FILE:lab_grade_subject>
+library\t$<TARGET_FILE:lab_common>
+link\t$<JOIN:${IBVERBS_LINK_LIBRARIES},\nlink\t>
+link\t-pthread
+compiler\t${CMAKE_CXX_COMPILER}
+flag\t-std=c++20
+flag\t-O1
+")
 endfunction()
 
 lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
