@@ -15,7 +15,8 @@ exercise=$1
 out=/out/$exercise
 mkdir -p "$out"
 rm -f "$out/status" "$out/program" "$out"/*.o
-# shellcheck disable=SC1090 # the recipe the grader staged: COMPILER FLAGS EDITED OBJECTS LIBRARIES LINK
+COMPILER='' FLAGS=() EDITED=() OBJECTS=() LIBRARIES=() LINK=()
+# shellcheck disable=SC1090 # the recipe the grader staged sets the variables above
 . "/course/$exercise.build"
 
 status() { printf '%s\n' "$1" >"$out/status"; }

@@ -227,9 +227,10 @@ say "${#students[@]} submission(s), ${#exercises[@]} exercise(s)"
 compile_student() {
     local student=$1
     mkdir -p "$work/$student/build"
+    # shellcheck disable=SC2016 # the inner shell expands it
     "$grading/host-sandbox.sh" --timeout $((90 * ${#exercises[@]})) --ro "$course:/course" \
         --ro "$work/$student/src:/src" --rw "$work/$student/build:/out" -- \
-        bash -c 'for exercise in "$@"; do bash /course/compile-exercise.sh "$exercise"; done' \
+        bash -c 'for exercise; do bash /course/compile-exercise.sh "$exercise"; done' \
         compile "${exercises[@]}" >"$work/$student/build/sandbox.log" 2>&1 ||
         say "$student: the compile sandbox ended with status $?"
 }

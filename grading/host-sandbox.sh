@@ -33,7 +33,7 @@ timeout_seconds=120
 while [ $# -gt 0 ]; do
     case "$1" in
     --ro | --rw)
-        [ $# -ge 2 ] && [[ $2 == *:/* ]] || die "$1 needs HOST:/INSIDE"
+        if [ $# -lt 2 ] || [[ $2 != *:/* ]]; then die "$1 needs HOST:/INSIDE"; fi
         binds+=("$1" "$2")
         shift 2
         ;;

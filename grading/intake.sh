@@ -21,11 +21,12 @@ zip | tar)
     root=/tmp/unpacked
     mkdir -p "$root"
     if [ "$kind" = zip ]; then
-        unzip -qq -o "/in/$2" -d "$root" >/tmp/unpack.log 2>&1
+        unpack=(unzip -qq -o "/in/$2" -d "$root")
     else
-        tar -xzf "/in/$2" -C "$root" --no-same-owner --no-same-permissions >/tmp/unpack.log 2>&1
+        unpack=(tar -xzf "/in/$2" -C "$root" --no-same-owner --no-same-permissions)
     fi
-    [ $? -eq 0 ] || echo "could not unpack $2 completely: $(head -c 300 /tmp/unpack.log)" >/out/unpack-problem
+    "${unpack[@]}" >/tmp/unpack.log 2>&1 ||
+        echo "could not unpack $2 completely: $(head -c 300 /tmp/unpack.log)" >/out/unpack-problem
     ;;
 *) exit 2 ;;
 esac
