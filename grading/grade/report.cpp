@@ -35,8 +35,8 @@ std::vector<std::string> words_of(std::string_view line, std::size_t number) {
             i = end + 1;
         } else {
             const std::size_t end = line.find_first_of(" \t#", i);
-            word = std::string(line.substr(i, end == std::string_view::npos ? line.size() - i
-                                                                            : end - i));
+            word = std::string(
+                line.substr(i, end == std::string_view::npos ? line.size() - i : end - i));
             i = end == std::string_view::npos ? line.size() : end;
         }
         words.push_back(word);
@@ -342,10 +342,10 @@ std::string gradebook_csv(const std::vector<Exercise>& course,
     for (const StudentOutcome& student : students) {
         csv += student.name;  // names are [A-Za-z0-9._-] (grading/grade.sh)
         for (const Exercise& exercise : course) {
-            const auto found =
-                std::find_if(student.exercises.begin(), student.exercises.end(),
-                             [&](const auto& e) { return e.name == exercise.name; });
-            csv += "," + (found == student.exercises.end() ? std::string() : points_text(found->points()));
+            const auto found = std::find_if(student.exercises.begin(), student.exercises.end(),
+                                            [&](const auto& e) { return e.name == exercise.name; });
+            csv += "," + (found == student.exercises.end() ? std::string()
+                                                           : points_text(found->points()));
         }
         csv += "," + points_text(student.points()) + "\n";
     }
@@ -366,7 +366,8 @@ std::string score_table(const std::vector<Exercise>& course,
     for (const StudentOutcome& student : students) {
         table += pad(student.name, name_width + 2);
         for (const auto& exercise : student.exercises) {
-            table += pad(points_text(exercise.points()) + "/" + points_text(exercise.max_points()), 9);
+            table +=
+                pad(points_text(exercise.points()) + "/" + points_text(exercise.max_points()), 9);
         }
         table += points_text(student.points()) + "/" + points_text(student.max_points()) + "\n";
     }
@@ -391,9 +392,8 @@ std::string score_table(const std::vector<Exercise>& course,
 }
 
 std::string text_report(const StudentOutcome& student) {
-    std::string text = "Grading report for " + student.name + ": " +
-                       points_text(student.points()) + " of " +
-                       points_text(student.max_points()) + " points\n";
+    std::string text = "Grading report for " + student.name + ": " + points_text(student.points()) +
+                       " of " + points_text(student.max_points()) + " points\n";
     for (const auto& exercise : student.exercises) {
         text += "\n" + exercise.name + ": " + points_text(exercise.points()) + " of " +
                 points_text(exercise.max_points()) + " points";
@@ -417,12 +417,23 @@ std::string xml_text(std::string_view text) {
     std::string out;
     for (const char c : text) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&apos;"; break;
-        default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
@@ -467,19 +478,29 @@ std::string json_string(std::string_view text) {
     for (const char c : text) {
         const auto byte = static_cast<unsigned char>(c);
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        default:
-            if (byte < 0x20) {
-                char code[8];
-                std::snprintf(code, sizeof code, "\\u%04x", byte);
-                out += code;
-            } else {
-                out += c;
-            }
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            default:
+                if (byte < 0x20) {
+                    char code[8];
+                    std::snprintf(code, sizeof code, "\\u%04x", byte);
+                    out += code;
+                } else {
+                    out += c;
+                }
         }
     }
     return out + "\"";
@@ -508,13 +529,15 @@ std::string gradescope_json(const StudentOutcome& student) {
             if (!check.passed && !exercise.build_log.empty()) {
                 output += "\n\ncompiler output:\n" + exercise.build_log;
             }
-            json += std::string(first ? "" : ",") + "\n    {\"name\": " +
-                    json_string(exercise.name + ": " + check.name) + ", \"number\": " +
-                    json_string(std::to_string(exercise_number) + "." + std::to_string(check_number)) +
-                    ", \"score\": " + points_text(check.points) +
-                    ", \"max_score\": " + points_text(check.max_points) + ", \"status\": " +
-                    (check.passed ? "\"passed\"" : "\"failed\"") +
-                    ", \"output\": " + json_string(output) + ", \"visibility\": \"visible\"}";
+            json +=
+                std::string(first ? "" : ",") +
+                "\n    {\"name\": " + json_string(exercise.name + ": " + check.name) +
+                ", \"number\": " +
+                json_string(std::to_string(exercise_number) + "." + std::to_string(check_number)) +
+                ", \"score\": " + points_text(check.points) +
+                ", \"max_score\": " + points_text(check.max_points) +
+                ", \"status\": " + (check.passed ? "\"passed\"" : "\"failed\"") +
+                ", \"output\": " + json_string(output) + ", \"visibility\": \"visible\"}";
             first = false;
         }
     }
@@ -558,16 +581,15 @@ std::string github_outputs(const StudentOutcome& student) {
         std::string tests;
         for (const auto& check : exercise.checks) {
             all_passed = all_passed && check.passed;
-            tests += std::string(tests.empty() ? "" : ",") + "{\"name\":" +
-                     json_string(check.name) + ",\"status\":" +
-                     (check.passed ? "\"pass\"" : "\"fail\"") +
+            tests += std::string(tests.empty() ? "" : ",") +
+                     "{\"name\":" + json_string(check.name) +
+                     ",\"status\":" + (check.passed ? "\"pass\"" : "\"fail\"") +
                      ",\"score\":" + points_text(check.points) +
                      ",\"message\":" + json_string(check.reason) + "}";
         }
-        const std::string json = "{\"version\":1,\"status\":" +
-                                 std::string(all_passed ? "\"pass\"" : "\"fail\"") +
-                                 ",\"max_score\":" + points_text(exercise.max_points()) +
-                                 ",\"tests\":[" + tests + "]}";
+        const std::string json =
+            "{\"version\":1,\"status\":" + std::string(all_passed ? "\"pass\"" : "\"fail\"") +
+            ",\"max_score\":" + points_text(exercise.max_points()) + ",\"tests\":[" + tests + "]}";
         lines += "ex" + exercise.name.substr(0, 2) + "=" + base64(json) + "\n";
     }
     return lines;

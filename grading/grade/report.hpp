@@ -81,7 +81,8 @@ struct StudentOutcome {
 
 /**
  * @brief One student's outcome from the files of the grading run.
- * @param build_status per exercise: "ok", or "missing\tREASON" / "error\tREASON" (absent: not built)
+ * @param build_status per exercise: "ok", or "missing\tREASON" / "error\tREASON" (absent: not
+ * built)
  * @param results per exercise: the lines the check program wrote (absent: it did not run)
  */
 StudentOutcome evaluate(const std::string& student, const std::vector<Exercise>& course,

@@ -146,15 +146,18 @@ Message StudentProgram::receive(std::string_view name) {
     }
 }
 
-Message StudentProgram::watch() {
+Message StudentProgram::watch(unsigned what, const std::function<void(const Message&)>& before_go) {
     Message ready = receive("ready");
     try {
-        tracer_ = std::make_unique<Tracer>(pid_);
+        tracer_ = std::make_unique<Tracer>(pid_, what);
     } catch (const lab::Error& error) {
         if (sandbox_->ended()) {
             fail_with_ending("during the check");
         }
         throw;
+    }
+    if (before_go) {
+        before_go(ready);
     }
     send({"go"});
     return ready;

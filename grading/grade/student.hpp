@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -49,9 +50,11 @@ class StudentProgram {
     void send(const Message& message);
     /// The scenario's next message, which must be @p name; throws ProgramFailed otherwise.
     Message receive(std::string_view name);
-    /// Receive "ready" (the scenario opened the device), attach the tracer, answer "go";
-    /// returns the "ready" message (scenarios put their QP numbers in it).
-    Message watch();
+    /// Receive "ready" (the scenario opened the device), attach the tracer to watch
+    /// @p what (lab::grade::Watch bits), call @p before_go with the "ready" message
+    /// (scenarios put their QP numbers in it), answer "go"; returns that message.
+    Message watch(unsigned what = kEverything,
+                  const std::function<void(const Message&)>& before_go = {});
     /// The tracer started by watch().
     Tracer& tracer();
     /// Wait for "done" and for the program to end.

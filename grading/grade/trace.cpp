@@ -25,7 +25,8 @@ namespace {
 constexpr std::size_t kMaxListLength = 1 << 16;  // a longer list is a loop in the program's memory
 constexpr std::size_t kMaxSges = 1024;
 
-enum class Hook { post_send, post_recv, post_srq_recv, modify_qp };
+enum class Hook { post_send, post_recv, post_srq_recv, modify_qp, modify_srq };
+constexpr std::size_t kHeadBytes = 16;  // of each message, read at the post
 
 struct Breakpoint {
     Hook hook;
@@ -108,6 +109,54 @@ std::uint32_t qp_num_at(pid_t pid, std::uintptr_t qp_address) {
     return read_struct(pid, qp_address, qp) ? qp.qp_num : 0;
 }
 
+#if defined(__x86_64__)
+// Do what the instruction under the int3 would have done, so that the thread
+// can go on without a single step (half the stops). Only the first
+// instructions seen in rdma-core's functions: endbr64, push of a register,
+// mov (%rdi),%rax. Anything else is stepped over for real.
+bool emulate_first_instruction(pid_t thread, const Breakpoint& breakpoint, user_regs_struct& regs) {
+    unsigned char code[8];
+    std::memcpy(code, &breakpoint.original, sizeof code);
+    unsigned long long* pushed = nullptr;
+    std::size_t length = 0;
+    if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa) {
+        regs.rip = breakpoint.address + 4;  // endbr64: nothing to do
+        return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+    }
+    if (code[0] == 0x48 && code[1] == 0x8b && code[2] == 0x07) {  // mov (%rdi),%rax
+        errno = 0;
+        const long value = ::ptrace(PTRACE_PEEKDATA, thread, regs.rdi, nullptr);
+        if (errno != 0) {
+            return false;
+        }
+        regs.rax = static_cast<unsigned long long>(value);
+        regs.rip = breakpoint.address + 3;
+        return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+    }
+    unsigned long long* const low[] = {&regs.rax, &regs.rcx, &regs.rdx, &regs.rbx,
+                                       &regs.rsp, &regs.rbp, &regs.rsi, &regs.rdi};
+    unsigned long long* const high[] = {&regs.r8,  &regs.r9,  &regs.r10, &regs.r11,
+                                        &regs.r12, &regs.r13, &regs.r14, &regs.r15};
+    if (code[0] >= 0x50 && code[0] <= 0x57) {
+        pushed = low[code[0] - 0x50];
+        length = 1;
+    } else if (code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57) {
+        pushed = high[code[1] - 0x50];
+        length = 2;
+    }
+    if (pushed == nullptr || pushed == &regs.rsp) {
+        return false;
+    }
+    const unsigned long long value = *pushed;
+    regs.rsp -= 8;
+    if (::ptrace(PTRACE_POKEDATA, thread, regs.rsp, value) != 0) {
+        return false;
+    }
+    regs.rip = breakpoint.address + length;
+    return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+}
+#endif
+
 }  // namespace
 
 std::string read_program_memory(pid_t pid, std::uint64_t address, std::size_t size) {
@@ -126,7 +175,7 @@ std::uint64_t PostedRequest::length() const {
     return total;
 }
 
-Tracer::Tracer(pid_t pid) : pid_(pid) {
+Tracer::Tracer(pid_t pid, unsigned watch) : pid_(pid), watch_(watch) {
 #if !defined(__x86_64__)
     throw lab::Error("tracing a student's program needs x86-64 (the micro-VM is one)");
 #endif
@@ -158,6 +207,11 @@ std::vector<QpChange> Tracer::take_qp_changes() {
     return std::exchange(qp_changes_, {});
 }
 
+std::vector<SrqChange> Tracer::take_srq_changes() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(srq_changes_, {});
+}
+
 std::string Tracer::problem() {
     std::lock_guard lock(mutex_);
     return problem_;
@@ -174,15 +228,30 @@ void Tracer::run() {
     try {
         // Where the functions are: found through this process's own device context.
         const lab::Context context = lab::open_device("");
-        const std::vector<std::pair<Hook, Location>> hooks = {
-            {Hook::post_send,
-             locate(reinterpret_cast<const void*>(context->ops.post_send), "post_send")},
-            {Hook::post_recv,
-             locate(reinterpret_cast<const void*>(context->ops.post_recv), "post_recv")},
-            {Hook::post_srq_recv,
-             locate(reinterpret_cast<const void*>(context->ops.post_srq_recv), "post_srq_recv")},
-            {Hook::modify_qp, locate(::dlsym(RTLD_DEFAULT, "ibv_modify_qp"), "ibv_modify_qp")},
-        };
+        std::vector<std::pair<Hook, Location>> hooks;
+        if (watch_ & kSends) {
+            hooks.emplace_back(
+                Hook::post_send,
+                locate(reinterpret_cast<const void*>(context->ops.post_send), "post_send"));
+        }
+        if (watch_ & kReceives) {
+            hooks.emplace_back(
+                Hook::post_recv,
+                locate(reinterpret_cast<const void*>(context->ops.post_recv), "post_recv"));
+        }
+        if (watch_ & kSharedReceives) {
+            hooks.emplace_back(
+                Hook::post_srq_recv,
+                locate(reinterpret_cast<const void*>(context->ops.post_srq_recv), "post_srq_recv"));
+        }
+        if (watch_ & kQpChanges) {
+            hooks.emplace_back(Hook::modify_qp,
+                               locate(::dlsym(RTLD_DEFAULT, "ibv_modify_qp"), "ibv_modify_qp"));
+        }
+        if (watch_ & kSrqChanges) {
+            hooks.emplace_back(Hook::modify_srq,
+                               locate(::dlsym(RTLD_DEFAULT, "ibv_modify_srq"), "ibv_modify_srq"));
+        }
         if (::ptrace(PTRACE_SEIZE, pid_, nullptr, PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE) != 0) {
             lab::fail("ptrace(PTRACE_SEIZE)", errno);
         }
@@ -229,6 +298,14 @@ void Tracer::run() {
             qp_changes_.push_back(change);
             return;
         }
+        if (breakpoint.hook == Hook::modify_srq) {
+            SrqChange change;
+            change.mask = static_cast<int>(registers.rdx);
+            read_struct(process, registers.rsi, change.attr);
+            std::lock_guard lock(mutex_);
+            srq_changes_.push_back(change);
+            return;
+        }
         (void)thread;
         std::vector<PostedRequest> seen;
         const std::size_t call = calls++;
@@ -255,6 +332,13 @@ void Tracer::run() {
                 request.rkey = wr.wr.rdma.rkey;
                 request.remote_qpn = wr.wr.ud.remote_qpn;
                 request.remote_qkey = wr.wr.ud.remote_qkey;
+                if (!request.sges.empty()) {
+                    request.head.resize(std::min<std::size_t>(kHeadBytes, request.sges[0].length));
+                    if (!read_memory(process, request.sges[0].addr, request.head.data(),
+                                     request.head.size())) {
+                        request.head.clear();
+                    }
+                }
                 next = reinterpret_cast<std::uintptr_t>(wr.next);
             } else {
                 ibv_recv_wr wr{};
@@ -315,6 +399,10 @@ void Tracer::run() {
             }
             if (hit != nullptr) {
                 on_breakpoint(thread, *hit, registers);
+                if (emulate_first_instruction(thread, *hit, registers)) {
+                    ::ptrace(PTRACE_CONT, thread, nullptr, nullptr);
+                    continue;
+                }
                 // Step over the real first instruction, then put the int3 back.
                 ::ptrace(PTRACE_POKETEXT, thread, hit->address, hit->original);
                 registers.rip = hit->address;

@@ -9,7 +9,7 @@
  * watches from outside, the way a debugger does: it attaches to the program
  * with ptrace and puts a breakpoint on the entry of the provider's post_send,
  * post_recv and post_srq_recv (the functions ibv_post_send and friends call)
- * and on libibverbs' ibv_modify_qp. At each stop it reads the work requests
+ * and on libibverbs' ibv_modify_qp and ibv_modify_srq. At each stop it reads the work requests
  * (or the QP attributes) from the program's memory, then lets it go on.
  *
  * x86-64 only: the micro-VM is one, whatever the host is.
@@ -43,6 +43,7 @@ struct PostedRequest {
     std::uint32_t rkey = 0;         ///< RDMA operations
     std::uint32_t remote_qpn = 0;   ///< UD sends
     std::uint32_t remote_qkey = 0;  ///< UD sends
+    std::string head;               ///< sends: the first bytes of the message, read at the post
 
     /// Bytes its SGEs cover.
     [[nodiscard]] std::uint64_t length() const;
@@ -55,15 +56,32 @@ struct QpChange {
     ibv_qp_attr attr{};  ///< only the fields in mask mean anything
 };
 
+/// One call of ibv_modify_srq as the program made it.
+struct SrqChange {
+    int mask = 0;  ///< srq_attr_mask
+    ibv_srq_attr attr{};
+};
+
 /// @p size bytes of process @p pid's memory at @p address (empty when unreadable).
 std::string read_program_memory(pid_t pid, std::uint64_t address, std::size_t size);
+
+/// What a Tracer watches: a breakpoint costs a stop of the program each time it is hit.
+enum Watch : unsigned {
+    kSends = 1,           ///< ibv_post_send
+    kReceives = 2,        ///< ibv_post_recv
+    kSharedReceives = 4,  ///< ibv_post_srq_recv
+    kQpChanges = 8,       ///< ibv_modify_qp
+    kSrqChanges = 16,     ///< ibv_modify_srq
+    kEverything = 31,
+};
 
 /// Watches one running program (see the file comment).
 class Tracer {
   public:
-    /// Attach to @p pid and set the breakpoints; returns when they are in place.
-    /// The program must already have opened the RDMA device (so that the provider is loaded).
-    explicit Tracer(pid_t pid);
+    /// Attach to @p pid and set the breakpoints @p watch asks for; returns when they are in
+    /// place. The program must already have opened the RDMA device (so that the provider is
+    /// loaded).
+    Tracer(pid_t pid, unsigned watch);
     /// Detaches (or finds the program gone).
     ~Tracer();
     Tracer(const Tracer&) = delete;
@@ -73,12 +91,15 @@ class Tracer {
     std::vector<PostedRequest> take_requests();
     /// The ibv_modify_qp calls seen since the last call.
     std::vector<QpChange> take_qp_changes();
+    /// The ibv_modify_srq calls seen since the last call.
+    std::vector<SrqChange> take_srq_changes();
     /// Empty while all is well; what went wrong with the tracing otherwise.
     [[nodiscard]] std::string problem();
 
   private:
     void run();
     pid_t pid_;
+    unsigned watch_;
     std::thread thread_;
     std::mutex mutex_;
     std::condition_variable armed_changed_;
@@ -86,6 +107,7 @@ class Tracer {
     std::string problem_;
     std::vector<PostedRequest> requests_;
     std::vector<QpChange> qp_changes_;
+    std::vector<SrqChange> srq_changes_;
 };
 
 }  // namespace lab::grade
