@@ -33,7 +33,7 @@ function(lab_add_exercise_checks number name)
   endif()
 endfunction()
 
-lab_add_exercise_checks(01 noncontiguous_sge LIBRARY sge)
+
 
 
 
@@ -158,3 +158,4 @@ lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
 lab_add_graded_exercise(04 throughput LIBRARY throughput_lib)
 lab_add_graded_exercise(02 ud_ping LIBRARY ud)
 lab_add_graded_exercise(03 srq_server LIBRARY srq)
+lab_add_graded_exercise(01 noncontiguous_sge LIBRARY sge)
