@@ -1,56 +1,20 @@
-# The exercises' checks. Each tests/exercises/test_NN_name.cpp is compiled
-# twice (see exercises/ and solutions/ and the top-level CMakeLists.txt):
+# The exercises' checks and the grading machinery (grading/, exercises/README.md).
 #
-#   check_solNN_name  linked with the solution (this repository's exercise
-#                     with the files of solutions/NN_name): registered with
-#                     CTest, one test per check (labels exercise, rxe); all of
-#                     them must pass.
-#   check_exNN_name   linked with the exercise (the skeleton, or a student's
-#                     copy via -DLAB_EXERCISES_DIR): NOT registered one by one.
-#                     test_exercise_skeletons runs it and requires that checks
-#                     fail and that the failures name every TODO function.
-#
-# ./lab grade (grading/grade.sh) builds the check_ex* programs of a student's
-# folder and runs them check by check.
-
-set(lab_exercise_check_programs "")
-
-# lab_add_exercise_checks(NN NAME LIBRARY lib): exercise NN_NAME, whose folder
-# builds the library exNN_lib / solNN_lib that the checks link with.
-function(lab_add_exercise_checks number name)
-  cmake_parse_arguments(ARG "" "LIBRARY" "" ${ARGN})
-  set(source exercises/test_${number}_${name}.cpp)
-  if(TARGET sol${number}_${ARG_LIBRARY})
-    lab_add_test(check_sol${number}_${name} ${source} LABELS exercise rxe TIMEOUT 300)
-    target_link_libraries(check_sol${number}_${name} PRIVATE sol${number}_${ARG_LIBRARY})
-  endif()
-  if(TARGET ex${number}_${ARG_LIBRARY})
-    add_executable(check_ex${number}_${name} ${source})
-    target_link_libraries(check_ex${number}_${name} PRIVATE lab_test_support
-                          ex${number}_${ARG_LIBRARY})
-    set(lab_exercise_check_programs ${lab_exercise_check_programs} check_ex${number}_${name}
-        PARENT_SCOPE)
-  endif()
-endfunction()
-
-
-
-
-
-
-# The untouched skeletons must fail their checks, each TODO by name.
-if(lab_exercise_check_programs)
-  lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
-    LABELS exercise rxe TIMEOUT 600 DEPENDS ${lab_exercise_check_programs})
-  target_compile_definitions(test_exercise_skeletons PRIVATE
-    LAB_EXERCISES_DIR="${LAB_EXERCISES_DIR}")
-endif()
-
-# The grading scripts themselves.
-if(TARGET check_ex01_noncontiguous_sge)
-  lab_add_test(test_grading exercises/test_grading.cpp
-    LABELS exercise rxe TIMEOUT 600 DEPENDS check_ex01_noncontiguous_sge)
-endif()
+# An exercise is graded by two programs: check_NN_name (course code only)
+# and the student's program, built from the student's edited files and the
+# course's objects (given files, lab_common, subject_NN_name.cpp's scenarios).
+# The check program starts the student's program in a sandbox for each check
+# and judges from outside. Here:
+#   check_NN_name      registered with CTest, one test per check (labels
+#                      exercise, rxe), run against the solution: all pass;
+#   test_exercise_skeletons  runs each check program against the skeleton:
+#                      every check fails, naming every TODO;
+#   test_sandbox       a misbehaving program: every way it fails is caught;
+#   test_grade_report  the scores and reports, from files;
+#   test_grade_class   ./lab grade --class on a class of good, bad and cheating
+#                      submissions (boots its own micro-VM: label grade-class);
+#   grading_gradescope the Gradescope package in a container laid out like
+#                      Gradescope's (label docker).
 
 # --- grading: checks that run the student's program as a separate process ---
 set(lab_grade_dir "${PROJECT_SOURCE_DIR}/grading/grade")
@@ -133,6 +97,9 @@ function(lab_add_graded_exercise number name)
   target_include_directories(grade_course${number} PRIVATE "${folder}")
   target_link_libraries(grade_course${number} PRIVATE lab_grade_subject)
   add_dependencies(grade_kit grade_course${number} ${check} lab_grade_subject lab_common)
+  if(TARGET subject_ex${exercise})
+    set_property(GLOBAL APPEND PROPERTY lab_graded_programs ${check} subject_ex${exercise})
+  endif()
 
   file(GLOB headers "${folder}/*.hpp")
   list(JOIN edited "\nedited\t" edited_lines)
@@ -154,8 +121,21 @@ flag\t-O1
 ")
 endfunction()
 
-lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
-lab_add_graded_exercise(04 throughput LIBRARY throughput_lib)
+# The graded exercises: one line each (see exercises/README.md, "Adding an exercise").
+lab_add_graded_exercise(01 noncontiguous_sge LIBRARY sge)
 lab_add_graded_exercise(02 ud_ping LIBRARY ud)
 lab_add_graded_exercise(03 srq_server LIBRARY srq)
-lab_add_graded_exercise(01 noncontiguous_sge LIBRARY sge)
+lab_add_graded_exercise(04 throughput LIBRARY throughput_lib)
+lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
+
+# The untouched skeletons fail every check, naming each TODO.
+get_property(skeleton_programs GLOBAL PROPERTY lab_graded_programs)
+lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
+  LABELS exercise rxe TIMEOUT 900 DEPENDS ${skeleton_programs})
+
+# The sandbox, with a program that misbehaves on purpose.
+add_executable(misbehave grading/misbehave.cpp)
+target_link_libraries(misbehave PRIVATE lab_grade_subject)
+lab_add_test(test_sandbox grading/test_sandbox.cpp LABELS exercise grading bad-input TIMEOUT 300
+  DEPENDS misbehave)
+target_link_libraries(test_sandbox PRIVATE lab_grade_checker)

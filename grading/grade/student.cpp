@@ -13,6 +13,7 @@ namespace lab::grade {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+const std::string kBeforeStart = "before it started the check";
 
 // The last few lines of @p output, for a reason: what the program said before it ended.
 std::string last_lines(const std::string& output) {
@@ -40,6 +41,21 @@ std::string last_lines(const std::string& output) {
     return tail;
 }
 
+// The checks of one check program run one after another. When the student's
+// program failed twice in a row, the same way, before it even started a
+// check's scenario (it hangs, crashes or forks in a static initializer), it
+// will fail every check that way: say so at once instead of waiting for each
+// deadline.
+struct StartFailures {
+    std::string reason;
+    int count = 0;
+};
+StartFailures start_failures;
+
+std::string headline(const std::string& reason) {
+    return reason.substr(0, reason.find("; its last output"));
+}
+
 }  // namespace
 
 std::string program_under_test() {
@@ -63,6 +79,11 @@ StudentProgram::StudentProgram(std::string_view scenario, std::string program) {
     if (program.empty()) {
         program = program_under_test();
     }
+    if (start_failures.count >= 2) {
+        throw ProgramFailed(
+            start_failures.reason +
+            " (not started again: it failed this way twice before any check began)");
+    }
     if (::access(program.c_str(), X_OK) != 0) {
         throw lab::Error("the student's program " + program + " does not exist");
     }
@@ -84,21 +105,22 @@ StudentProgram::StudentProgram(std::string_view scenario, std::string program) {
         try {
             hello = channel_->receive(std::chrono::milliseconds(100), &pid_);
         } catch (const ChannelClosed&) {
-            fail_with_ending("before it started the check");
+            fail_with_ending(kBeforeStart);
         }
         if (hello) {
             if (hello->name() != "hello" || hello->size() < 2 || hello->text(1) != scenario) {
                 throw ProgramFailed("your program did not start the check's scenario '" +
                                     std::string(scenario) + "'");
             }
+            start_failures = {};
             return;
         }
         if (Clock::now() >= sandbox_->deadline()) {
             sandbox_->stop(Ending::Kind::deadline);
-            fail_with_ending("before it started the check");
+            fail_with_ending(kBeforeStart);
         }
         if (sandbox_->ended()) {
-            fail_with_ending("before it started the check");
+            fail_with_ending(kBeforeStart);
         }
     }
 }
@@ -190,6 +212,13 @@ void StudentProgram::fail_with_ending(const std::string& context) {
     if (ending && ending->kind == Ending::Kind::exited) {
         reason = "your program ended (exit status " + std::to_string(ending->value) + ") " +
                  context + ": does your code call exit()?";
+    }
+    if (context == kBeforeStart) {
+        if (headline(reason) == headline(start_failures.reason)) {
+            ++start_failures.count;
+        } else {
+            start_failures = {reason, 1};
+        }
     }
     const std::string said = last_lines(sandbox_->output());
     if (!said.empty() && (!ending || ending->kind != Ending::Kind::output)) {
