@@ -139,3 +139,7 @@ target_link_libraries(misbehave PRIVATE lab_grade_subject)
 lab_add_test(test_sandbox grading/test_sandbox.cpp LABELS exercise grading bad-input TIMEOUT 300
   DEPENDS misbehave)
 target_link_libraries(test_sandbox PRIVATE lab_grade_checker)
+
+# Scores and reports, from files.
+lab_add_test(test_grade_report grading/test_grade_report.cpp LABELS unit grading TIMEOUT 60)
+target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
