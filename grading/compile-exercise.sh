@@ -24,6 +24,7 @@ status() { printf '%s\n' "$1" >"$out/status"; }
 # Paths as the student knows them, and at most 400 lines.
 clean() {
     sed -e 's#/course/include/##g' -e 's#/course/lib/[^ :]*/##g' -e 's#/out/[^ :]*/##g' \
+        -e 's#{standard input}#'"$exercise"'/(assembler)#g' -e 's#/tmp/cc[A-Za-z0-9]*\.s#'"$exercise"'/(assembler)#g' \
         -e 's#^/usr/bin/ld: ##' -e 's#collect2: error: ld returned 1 exit status#(the linker failed)#' |
         head -n 400
 }
@@ -46,7 +47,8 @@ for file in "${EDITED[@]}"; do
         if [ "$code" = 124 ] || [ "$code" = 137 ]; then
             status "error	$exercise/$file did not compile within 60 s"
         else
-            first=$(grep -m 1 -E ': (fatal )?error: ' "$out/compile.log" || head -n 1 "$out/compile.log")
+            first=$(grep -m 1 -iE ': (fatal )?error: |: Error: ' "$out/compile.log" ||
+                head -n 1 "$out/compile.log")
             status "error	does not compile: ${first:-the compiler failed without a message}"
         fi
         rm -f "$out/compile.raw"

@@ -22,7 +22,9 @@
 # are compiled in a sandbox against the course's objects, built once, and
 # the check programs run in one micro-VM boot, each starting the student's
 # program in a sandbox of its own. Points: grading/points.conf.
-# RDMA_LAB_CHECK_TIMEOUT: seconds a check may take (default 20).
+# RDMA_LAB_CHECK_TIMEOUT: seconds a check may take (default 20);
+# RDMA_LAB_POINTS: another points file; RDMA_LAB_GRADE_OUT: another output
+# folder (inside the checkout) instead of build/grade.
 # Exit status: 0 when every check passed, 1 when some failed, 2 on bad usage.
 set -euo pipefail
 
@@ -56,7 +58,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
         ;;
     -*) die "unknown option '$1' ($usage_line)" ;;
@@ -87,7 +89,7 @@ run_in_vm() { "$repo/docker/microvm.sh" --timeout "${RDMA_LAB_GRADE_VM_TIMEOUT:-
 
 started=$SECONDS
 build=${RDMA_LAB_GRADE_BUILD:-$repo/build/default}
-out=$repo/build/grade
+out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade} # inside the checkout: the micro-VM sees it
 course=$out/course
 
 # --- 1. the course's objects and check programs, built once ------------------

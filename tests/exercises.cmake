@@ -49,6 +49,10 @@ set_target_properties(lab_grade_report PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PR
 #   build/grading/NN_NAME.manifest  what ./lab grade needs to compile and link
 #       one student's edited files against them, and to run the checks;
 #   build/grading/NN_NAME.checks  the names of the checks, one a line.
+# The student's program and the check program start once per check and per
+# exercise: in the micro-VM's emulated CPU, loading libstdc++ costs more than
+# many checks do, so both carry their C++ runtime.
+set(lab_grade_static_runtime -static-libstdc++ -static-libgcc)
 add_custom_target(grade_kit)
 add_dependencies(grade_kit lab_grade_report)
 set(lab_grade_out "${PROJECT_BINARY_DIR}/grading")
@@ -66,6 +70,7 @@ function(lab_add_graded_exercise number name)
       add_executable(subject_${kind}${exercise} exercises/subject_${exercise}.cpp)
       target_link_libraries(subject_${kind}${exercise} PRIVATE lab_grade_subject
                             ${kind}${number}_${ARG_LIBRARY})
+      target_link_options(subject_${kind}${exercise} PRIVATE ${lab_grade_static_runtime})
     endif()
   endforeach()
   set(depends "")
@@ -74,6 +79,7 @@ function(lab_add_graded_exercise number name)
   endif()
   lab_add_test(${check} exercises/${check}.cpp LABELS exercise rxe TIMEOUT 300 ${depends})
   target_link_libraries(${check} PRIVATE lab_grade_checker lab_grade_listener)
+  target_link_options(${check} PRIVATE ${lab_grade_static_runtime})
   add_custom_command(TARGET ${check} POST_BUILD
     COMMAND "${CMAKE_COMMAND}" -D "PROGRAM=$<TARGET_FILE:${check}>"
             -D "OUTPUT=${lab_grade_out}/${exercise}.checks" -D "CATCH_VERSION=${LAB_CATCH_VERSION}"
@@ -115,6 +121,8 @@ library\t$<TARGET_FILE:lab_grade_subject>
 library\t$<TARGET_FILE:lab_common>
 link\t$<JOIN:${IBVERBS_LINK_LIBRARIES},\nlink\t>
 link\t-pthread
+link\t-static-libstdc++
+link\t-static-libgcc
 compiler\t${CMAKE_CXX_COMPILER}
 flag\t-std=c++20
 flag\t-O1
@@ -143,3 +151,8 @@ target_link_libraries(test_sandbox PRIVATE lab_grade_checker)
 # Scores and reports, from files.
 lab_add_test(test_grade_report grading/test_grade_report.cpp LABELS unit grading TIMEOUT 60)
 target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
+
+# ./lab grade --class on good, broken and cheating submissions. It boots its
+# own micro-VM, so it runs on the build host (./lab test: label grade-class).
+lab_add_test(test_grade_class grading/test_grade_class.cpp LABELS grading grade-class TIMEOUT 1800
+  DEPENDS grade_kit)

@@ -7,7 +7,7 @@
  * device, makes its own protection domain, completion queue, queue pairs and
  * memory, and connects them to the program's. What arrives there, and the
  * completions its own work requests get, are facts the program cannot make
- * up. The kernel's resource tracking (`rdma resource show qp`) adds the state
+ * up. The kernel's resource tracking (RDMA netlink) adds the state
  * and packet sequence numbers of the program's own QPs.
  */
 #pragma once
@@ -74,7 +74,8 @@ struct KernelQp {
     std::uint32_t sq_psn = 0;
 };
 
-/// The QPs process @p pid owns now (`rdma resource show qp`).
+/// The QPs process @p pid owns now, as the kernel's resource tracking says
+/// (RDMA netlink, what `rdma resource show qp` shows).
 std::vector<KernelQp> kernel_qps(pid_t pid);
 
 /// Poll @p cq for one completion, up to @p timeout; throws lab::Error when none comes.

@@ -64,12 +64,10 @@ bool matches(const std::string& pattern, const std::string& name) {
     return pattern == name;
 }
 
-// The first line of a reason, without the program's last output: what a
-// summary shows.
+// The first line of a reason (details, such as the program's last output,
+// follow on lines of their own): what a summary shows.
 std::string headline(const std::string& reason) {
-    std::string line = reason.substr(0, reason.find('\n'));
-    const std::size_t output = line.find("; its last output");
-    return output == std::string::npos ? line : line.substr(0, output);
+    return reason.substr(0, reason.find('\n'));
 }
 
 std::string unescape(std::string_view text) {

@@ -53,7 +53,7 @@ struct StartFailures {
 StartFailures start_failures;
 
 std::string headline(const std::string& reason) {
-    return reason.substr(0, reason.find("; its last output"));
+    return reason.substr(0, reason.find('\n'));
 }
 
 }  // namespace
@@ -222,7 +222,13 @@ void StudentProgram::fail_with_ending(const std::string& context) {
     }
     const std::string said = last_lines(sandbox_->output());
     if (!said.empty() && (!ending || ending->kind != Ending::Kind::output)) {
-        reason += "; its last output: " + said;
+        reason += "\n    its last output:";
+        std::size_t start = 0;
+        while (start < said.size()) {
+            const std::size_t end = std::min(said.find('\n', start), said.size());
+            reason += "\n      | " + said.substr(start, end - start);
+            start = end + 1;
+        }
     }
     throw ProgramFailed(reason);
 }

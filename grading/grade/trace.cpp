@@ -109,6 +109,25 @@ std::uint32_t qp_num_at(pid_t pid, std::uintptr_t qp_address) {
     return read_struct(pid, qp_address, qp) ? qp.qp_num : 0;
 }
 
+// Where each hooked function is, found once through this process's own
+// device context (the program under test loads the same libraries).
+const std::vector<std::pair<Hook, Location>>& locations() {
+    static const std::vector<std::pair<Hook, Location>> found = [] {
+        const lab::Context context = lab::open_device("");
+        return std::vector<std::pair<Hook, Location>>{
+            {Hook::post_send,
+             locate(reinterpret_cast<const void*>(context->ops.post_send), "post_send")},
+            {Hook::post_recv,
+             locate(reinterpret_cast<const void*>(context->ops.post_recv), "post_recv")},
+            {Hook::post_srq_recv,
+             locate(reinterpret_cast<const void*>(context->ops.post_srq_recv), "post_srq_recv")},
+            {Hook::modify_qp, locate(::dlsym(RTLD_DEFAULT, "ibv_modify_qp"), "ibv_modify_qp")},
+            {Hook::modify_srq, locate(::dlsym(RTLD_DEFAULT, "ibv_modify_srq"), "ibv_modify_srq")},
+        };
+    }();
+    return found;
+}
+
 #if defined(__x86_64__)
 // Do what the instruction under the int3 would have done, so that the thread
 // can go on without a single step (half the stops). Only the first
@@ -226,31 +245,16 @@ void Tracer::run() {
     };
     std::vector<Breakpoint> breakpoints;
     try {
-        // Where the functions are: found through this process's own device context.
-        const lab::Context context = lab::open_device("");
         std::vector<std::pair<Hook, Location>> hooks;
-        if (watch_ & kSends) {
-            hooks.emplace_back(
-                Hook::post_send,
-                locate(reinterpret_cast<const void*>(context->ops.post_send), "post_send"));
-        }
-        if (watch_ & kReceives) {
-            hooks.emplace_back(
-                Hook::post_recv,
-                locate(reinterpret_cast<const void*>(context->ops.post_recv), "post_recv"));
-        }
-        if (watch_ & kSharedReceives) {
-            hooks.emplace_back(
-                Hook::post_srq_recv,
-                locate(reinterpret_cast<const void*>(context->ops.post_srq_recv), "post_srq_recv"));
-        }
-        if (watch_ & kQpChanges) {
-            hooks.emplace_back(Hook::modify_qp,
-                               locate(::dlsym(RTLD_DEFAULT, "ibv_modify_qp"), "ibv_modify_qp"));
-        }
-        if (watch_ & kSrqChanges) {
-            hooks.emplace_back(Hook::modify_srq,
-                               locate(::dlsym(RTLD_DEFAULT, "ibv_modify_srq"), "ibv_modify_srq"));
+        for (const auto& [hook, location] : locations()) {
+            const unsigned bit = hook == Hook::post_send       ? kSends
+                                 : hook == Hook::post_recv     ? kReceives
+                                 : hook == Hook::post_srq_recv ? kSharedReceives
+                                 : hook == Hook::modify_qp     ? kQpChanges
+                                                               : kSrqChanges;
+            if (watch_ & bit) {
+                hooks.emplace_back(hook, location);
+            }
         }
         if (::ptrace(PTRACE_SEIZE, pid_, nullptr, PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE) != 0) {
             lab::fail("ptrace(PTRACE_SEIZE)", errno);

@@ -49,16 +49,19 @@ std::string decode_base64(const std::string& text) {
 }
 
 StudentOutcome sample_student() {
-    return evaluate("alice", kCourse, Points::parse(""),
-                    {{"01_alpha", "ok"}, {"02_beta", "error\tdoes not compile: 02_beta/b.cpp:3:1: error: x"}},
-                    {{"02_beta", "02_beta/b.cpp:3:1: error: x\n"}},
-                    {{"01_alpha", "pass\tfirst check: it works\t\n"
-                                  "fail\tsecond check\texpected: 4\\n    seen: 5 \"<&>\"\\n    hint: h\n"}});
+    return evaluate(
+        "alice", kCourse, Points::parse(""),
+        {{"01_alpha", "ok"}, {"02_beta", "error\tdoes not compile: 02_beta/b.cpp:3:1: error: x"}},
+        {{"02_beta", "02_beta/b.cpp:3:1: error: x\n"}},
+        {{"01_alpha",
+          "pass\tfirst check: it works\t\n"
+          "fail\tsecond check\texpected: 4\\n    seen: 5 \"<&>\"\\n    hint: h\n"}});
 }
 
 }  // namespace
 
-TEST_CASE("points: every check is worth 1 unless the points file says otherwise", "[unit][grading]") {
+TEST_CASE("points: every check is worth 1 unless the points file says otherwise",
+          "[unit][grading]") {
     const Points none = Points::parse("# nothing but comments\n\n");
     CHECK(none.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{1, 1, 1});
     const Points points = Points::parse(
@@ -75,7 +78,8 @@ TEST_CASE("points: every check is worth 1 unless the points file says otherwise"
 }
 
 TEST_CASE("points: a malformed line is refused with its number", "[unit][grading][bad-input]") {
-    CHECK(error_of("points 01_alpha \"x\" 2\ntotal 01_alpha\n").find("line 2") != std::string::npos);
+    CHECK(error_of("points 01_alpha \"x\" 2\ntotal 01_alpha\n").find("line 2") !=
+          std::string::npos);
     CHECK(error_of("points 01_alpha \"x\" many\n").find("'many' is not a number of points") !=
           std::string::npos);
     CHECK(error_of("points 01_alpha \"x 2\n").find("a quote is not closed") != std::string::npos);
@@ -106,13 +110,15 @@ TEST_CASE("evaluate: results, build failures and checks that never ran", "[unit]
 TEST_CASE("evaluate: one shared reason is the exercise's summary", "[unit][grading]") {
     const StudentOutcome bob = evaluate(
         "bob", {kCourse[0]}, Points::parse(""), {{"01_alpha", "ok"}}, {},
-        {{"01_alpha", "fail\tfirst check: it works\tno result within 20 s: it hangs; its last output: a\n"
-                      "fail\tsecond check\tno result within 20 s: it hangs; its last output: b\n"
-                      "fail\tthird check\tno result within 20 s: it hangs\n"}});
+        {{"01_alpha",
+          "fail\tfirst check: it works\tno result within 20 s: it hangs\\n    its last output: a\n"
+          "fail\tsecond check\tno result within 20 s: it hangs\\n    its last output: b\n"
+          "fail\tthird check\tno result within 20 s: it hangs\n"}});
     CHECK(bob.exercises[0].summary() == "no result within 20 s: it hangs");
 }
 
-TEST_CASE("clean_text: nothing from a student's program reaches a terminal raw", "[unit][grading]") {
+TEST_CASE("clean_text: nothing from a student's program reaches a terminal raw",
+          "[unit][grading]") {
     CHECK(clean_text("red \x1b[31mtext\x1b[0m and a bell\a") == "red text and a bell?");
     CHECK(clean_text("line one\nline two\ttab") == "line one\nline two\ttab");
     CHECK(clean_text(std::string(50, 'x'), 10) == "xxxxxxxxxx [...]");
@@ -144,7 +150,8 @@ TEST_CASE("text and JUnit reports", "[unit][grading]") {
           std::string::npos);
     CHECK(text.find("compiler output:\n    | 02_beta/b.cpp:3:1: error: x") != std::string::npos);
     const std::string xml = junit_report(alice);
-    CHECK(xml.find("<testsuites name=\"rdma-verbs-lab exercises: alice\" tests=\"4\" failures=\"3\">") !=
+    CHECK(xml.find(
+              "<testsuites name=\"rdma-verbs-lab exercises: alice\" tests=\"4\" failures=\"3\">") !=
           std::string::npos);
     CHECK(xml.find("<testcase classname=\"01_alpha\" name=\"first check: it works\"") !=
           std::string::npos);
@@ -157,8 +164,9 @@ TEST_CASE("Gradescope's results.json", "[unit][grading]") {
     CHECK(json.find("\"score\": 1,") != std::string::npos);
     CHECK(json.find("{\"name\": \"01_alpha: first check: it works\", \"number\": \"1.1\", "
                     "\"score\": 1, \"max_score\": 1, \"status\": \"passed\"") != std::string::npos);
-    CHECK(json.find("\"status\": \"failed\", \"output\": \"expected: 4\\n    seen: 5 \\\"<&>\\\"") !=
-          std::string::npos);
+    CHECK(
+        json.find("\"status\": \"failed\", \"output\": \"expected: 4\\n    seen: 5 \\\"<&>\\\"") !=
+        std::string::npos);
     CHECK(json.find("\"visibility\": \"visible\"") != std::string::npos);
     CHECK(json_string("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
 }
