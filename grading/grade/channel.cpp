@@ -109,6 +109,35 @@ void Channel::send(const Message& message) {
     }
 }
 
+void Channel::send_with_fd(const Message& message, int fd) {
+    std::string wire = message.encode();
+    iovec data{wire.data(), wire.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr header{};
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof control;
+    cmsghdr* item = CMSG_FIRSTHDR(&header);
+    item->cmsg_level = SOL_SOCKET;
+    item->cmsg_type = SCM_RIGHTS;
+    item->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(item), &fd, sizeof fd);
+    for (;;) {
+        const ssize_t sent = ::sendmsg(fd_, &header, MSG_NOSIGNAL);
+        if (sent == static_cast<ssize_t>(wire.size())) {
+            return;
+        }
+        if (sent < 0 && errno == EINTR) {
+            continue;
+        }
+        if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+            throw ChannelClosed{};
+        }
+        lab::fail("sendmsg(channel)", sent < 0 ? errno : EMSGSIZE);
+    }
+}
+
 void Channel::enable_credentials() {
     const int on = 1;
     lab::check(::setsockopt(fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0 ? 0 : -1,

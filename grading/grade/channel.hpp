@@ -76,8 +76,10 @@ class Channel {
     Channel& operator=(const Channel&) = delete;
     Channel(Channel&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
 
-    /// Send @p message; throws lab::Error when the other end is gone.
+    /// Send @p message; throws ChannelClosed when the other end is gone.
     void send(const Message& message);
+    /// Send @p message with a copy of file descriptor @p fd (SCM_RIGHTS).
+    void send_with_fd(const Message& message, int fd);
     /// The next message, or nullopt when none came within @p timeout; throws
     /// lab::Error on a malformed message, and ChannelClosed when the other end closed.
     /// With @p sender, after enable_credentials(): the sending process's id, as the kernel says.

@@ -132,17 +132,17 @@ const std::string& cgroup_parent() {
     return parent;
 }
 
-std::string make_cgroup(const Limits& limits) {
-    const std::string& parent = cgroup_parent();
+// A cgroup @p name under @p parent with these limits; empty when it cannot be made.
+std::string make_cgroup(const std::string& parent, const std::string& name, std::uint64_t memory,
+                        unsigned processes, bool with_children) {
     if (parent.empty()) {
         return {};
     }
-    static std::atomic<unsigned> counter{0};
-    const std::string path =
-        parent + "/run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    const std::string path = parent + "/" + name;
     if (::mkdir(path.c_str(), 0755) != 0 ||
-        !write_file(path + "/memory.max", std::to_string(limits.memory_bytes)) ||
-        !write_file(path + "/pids.max", std::to_string(limits.processes))) {
+        !write_file(path + "/memory.max", std::to_string(memory)) ||
+        !write_file(path + "/pids.max", std::to_string(processes)) ||
+        (with_children && !write_file(path + "/cgroup.subtree_control", "+memory +pids"))) {
         ::rmdir(path.c_str());
         return {};
     }
@@ -195,22 +195,23 @@ void apply_rlimits(const Limits& limits, bool count_processes) {
     const rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + 5};
     ::setrlimit(RLIMIT_CPU, &cpu);
     if (count_processes) {
-        set_limit(RLIMIT_NPROC, limits.processes);
+        set_limit(RLIMIT_NPROC, limits.processes + 16);  // the cgroup's pids.max bites first
     }
 }
 
-// Give the program its standard streams and the channel as fd 3; close the rest.
-void wire_descriptors(int output_fd, int channel_fd, int null_fd) {
-    // Move the two above 3 first, so that no dup2 overwrites the other.
+// Give the program its standard streams and the control socket as fd 4; close the rest.
+void wire_descriptors(int output_fd, int control_fd, int null_fd) {
+    // Move the two above 4 first, so that no dup2 overwrites the other.
     const int output = ::fcntl(output_fd, F_DUPFD, 10);
-    const int channel = ::fcntl(channel_fd, F_DUPFD, 10);
+    const int control = ::fcntl(control_fd, F_DUPFD, 10);
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(output, STDOUT_FILENO);
     ::dup2(output, STDERR_FILENO);
-    ::dup2(channel, 3);
-    for (int fd = 4; fd < 1024; ++fd) {
+    ::dup2(control, 4);
+    for (int fd = 5; fd < 1024; ++fd) {
         ::close(fd);
     }
+    ::close(3);
 }
 
 }  // namespace
@@ -267,31 +268,34 @@ std::string Ending::describe(const Limits& limits) const {
     return "your program vanished without an exit status";
 }
 
-Sandbox::Sandbox(const std::string& program, const std::vector<std::string>& args, int channel_fd,
-                 const Limits& limits, Isolation isolation)
-    : limits_(limits), isolation_(isolation), deadline_(Clock::now() + limits.deadline) {
+// --- the fork server ------------------------------------------------------------
+
+Sandbox::Sandbox(const std::string& program, const Limits& limits, Isolation isolation)
+    : limits_(limits), isolation_(isolation) {
     int output_pipe[2];
     lab::check(::pipe2(output_pipe, O_CLOEXEC) == 0 ? 0 : -1, "pipe2");
     output_fd_ = output_pipe[0];
+    const auto [ours, theirs] = channel_pair();
+    control_ = std::make_unique<Channel>(ours);
     try {
         if (isolation == Isolation::strict) {
-            start_strict(program, args, channel_fd, output_pipe[1]);
+            start_strict(program, theirs, output_pipe[1]);
         } else {
-            start_plain(program, args, channel_fd, output_pipe[1]);
+            start_plain(program, theirs, output_pipe[1]);
         }
     } catch (...) {
         ::close(output_pipe[1]);
+        ::close(theirs);
         release();
         throw;
     }
     ::close(output_pipe[1]);  // the program holds the only write end now
+    ::close(theirs);
     output_reader_ = std::thread([this] { read_output(); });
 }
 
-void Sandbox::start_plain(const std::string& program, const std::vector<std::string>& args,
-                          int channel_fd, int output_write) {
+void Sandbox::start_plain(const std::string& program, int control_fd, int output_write) {
     std::vector<std::string> argv_text = {program};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& arg : argv_text) {
         argv.push_back(arg.data());
@@ -306,8 +310,10 @@ void Sandbox::start_plain(const std::string& program, const std::vector<std::str
     }
     if (child_ == 0) {
         ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         apply_rlimits(limits_, false);
-        wire_descriptors(output_write, channel_fd, null_fd);
+        wire_descriptors(output_write, control_fd, null_fd);
+        ::setenv("LAB_ZYGOTE", "1", 1);
         ::execv(argv[0], argv.data());
         [[maybe_unused]] auto ignored =
             ::write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
@@ -316,8 +322,7 @@ void Sandbox::start_plain(const std::string& program, const std::vector<std::str
     ::close(null_fd);
 }
 
-void Sandbox::start_strict(const std::string& program, const std::vector<std::string>& args,
-                           int channel_fd, int output_write) {
+void Sandbox::start_strict(const std::string& program, int control_fd, int output_write) {
     if (::geteuid() != 0) {
         throw lab::Error(
             "the sandbox needs root (it runs in the micro-VM); LAB_SANDBOX=plain runs without it");
@@ -327,7 +332,8 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
     lab::check(::mkdtemp(root_template) != nullptr ? 0 : -1, "mkdtemp");
     root_dir_ = root_template;
     static std::atomic<unsigned> runs{0};
-    const uid_t uid = 200000 + static_cast<uid_t>((::getpid() * 64 + runs++) % 100000);
+    const unsigned run_number = runs++;
+    const uid_t uid = 200000 + static_cast<uid_t>((::getpid() * 64 + run_number) % 100000);
 
     std::vector<Step> steps;
     const std::string& root = root_dir_;
@@ -361,7 +367,7 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
     }
     // libibverbs loads every provider listed in /etc/libibverbs.d; the micro-VM
     // has only Soft-RoCE (or Soft-iWARP), and loading 17 libraries costs an
-    // emulated CPU a good part of a second for every check.
+    // emulated CPU a good part of a second.
     steps.push_back({Step::Op::mkdir, "", root + "/etc/libibverbs.d", ""});
     for (const char* driver : {"/etc/libibverbs.d/rxe.driver", "/etc/libibverbs.d/siw.driver"}) {
         if (fs::exists(driver)) {
@@ -387,25 +393,27 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
     steps.push_back({Step::Op::proc, "", root + "/proc", ""});
 
     std::vector<std::string> argv_text = {"/program"};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& arg : argv_text) {
         argv.push_back(arg.data());
     }
     argv.push_back(nullptr);
     std::vector<std::string> env_text = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                         "LANG=C.UTF-8"};
+                                         "LANG=C.UTF-8", "LAB_ZYGOTE=1"};
     std::vector<char*> envp;
     for (auto& entry : env_text) {
         envp.push_back(entry.data());
     }
     envp.push_back(nullptr);
 
-    cgroup_ = make_cgroup(limits_);
-    const std::string cgroup_procs = cgroup_.empty() ? "" : cgroup_ + "/cgroup.procs";
+    // The run's cgroup: the fork server in a leaf of its own, each check's copy in another.
+    cgroup_ = make_cgroup(cgroup_parent(),
+                          "run-" + std::to_string(::getpid()) + "-" + std::to_string(run_number),
+                          limits_.memory_bytes + (64ULL << 20), limits_.processes + 8, true);
+    const std::string server_cgroup = make_cgroup(cgroup_, "server", 64ULL << 20, 8, false);
+    const std::string server_procs = server_cgroup.empty() ? "" : server_cgroup + "/cgroup.procs";
 
-    int status_pipe[2], report_pipe[2], go_pipe[2];
-    lab::check(::pipe2(status_pipe, O_CLOEXEC) == 0 ? 0 : -1, "pipe2");
+    int report_pipe[2], go_pipe[2];
     lab::check(::pipe2(report_pipe, O_CLOEXEC) == 0 ? 0 : -1, "pipe2");
     lab::check(::pipe2(go_pipe, O_CLOEXEC) == 0 ? 0 : -1, "pipe2");
     const pid_t checker = ::getpid();
@@ -416,13 +424,13 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
         lab::fail("fork", errno);
     }
     if (child_ == 0) {
-        // The relay: stays in this PID namespace so that the check can wait for it.
+        // The relay: stays in this PID namespace so that the check program can wait for it.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != checker) {
             ::_exit(122);
         }
         char go = 0;
-        if (::read(go_pipe[0], &go, 1) != 1) {  // the check put it in the cgroup
+        if (::read(go_pipe[0], &go, 1) != 1) {  // the check program put it in the cgroup
             ::_exit(123);
         }
         if (::unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) !=
@@ -434,7 +442,7 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
             child_fail(report_pipe[1], "fork");
         }
         if (init > 0) {
-            for (const int fd : {output_write, channel_fd, status_pipe[1], report_pipe[1]}) {
+            for (const int fd : {output_write, control_fd, report_pipe[1]}) {
                 ::close(fd);
             }
             int status = 0;
@@ -488,11 +496,11 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
                 child_fail(report_pipe[1], target);
             }
         }
-        const pid_t subject = ::fork();
-        if (subject < 0) {
+        const pid_t server = ::fork();
+        if (server < 0) {
             child_fail(report_pipe[1], "fork");
         }
-        if (subject == 0) {
+        if (server == 0) {
             // The student's program: chrooted, unprivileged, limited.
             if (::chroot(root.c_str()) != 0 || ::chdir("/tmp") != 0) {
                 child_fail(report_pipe[1], "chroot");
@@ -505,34 +513,28 @@ void Sandbox::start_strict(const std::string& program, const std::vector<std::st
                 child_fail(report_pipe[1], "setuid");
             }
             ::close(report_pipe[1]);
-            wire_descriptors(output_write, channel_fd, null_fd);
+            wire_descriptors(output_write, control_fd, null_fd);
             ::execve("/program", argv.data(), envp.data());
             [[maybe_unused]] auto ignored =
                 ::write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
             ::_exit(127);
         }
-        // Reap every orphan until the program itself ends; then report its
-        // status and leave: the kernel kills what is left in the namespace.
-        for (const int fd : {output_write, channel_fd, report_pipe[1]}) {
+        // Reap every orphan until the fork server ends, then leave: the kernel
+        // kills what is left in the namespace.
+        for (const int fd : {output_write, control_fd, report_pipe[1]}) {
             ::close(fd);
         }
         for (;;) {
             int status = 0;
             const pid_t ended = ::waitpid(-1, &status, 0);
-            if (ended == subject) {
-                [[maybe_unused]] auto ignored = ::write(status_pipe[1], &status, sizeof status);
+            if (ended == server || (ended < 0 && errno != EINTR)) {
                 ::_exit(0);
-            }
-            if (ended < 0 && errno != EINTR) {
-                ::_exit(124);
             }
         }
     }
-    ::close(status_pipe[1]);
     ::close(report_pipe[1]);
     ::close(go_pipe[0]);
-    status_fd_ = status_pipe[0];
-    if (!cgroup_procs.empty() && !write_file(cgroup_procs, std::to_string(child_))) {
+    if (!server_procs.empty() && !write_file(server_procs, std::to_string(child_))) {
         remove_cgroup(cgroup_);
         cgroup_.clear();
     }
@@ -566,51 +568,183 @@ void Sandbox::read_output() {
             return;
         }
         const auto size = static_cast<std::size_t>(got);
+        std::lock_guard lock(output_mutex_);
+        std::size_t used = 0;
+        if (output_head_.size() < kKeptOutput) {
+            used = std::min(size, kKeptOutput - output_head_.size());
+            output_head_.append(buffer, used);
+        }
+        output_tail_.append(buffer + used, size - used);
+        if (output_tail_.size() > kKeptOutput) {
+            output_tail_.erase(0, output_tail_.size() - kKeptOutput);
+        }
+        output_total_ += size;
+        if (output_total_ > limits_.output_bytes && current_ != nullptr) {
+            current_->stop(Ending::Kind::output);
+        }
+    }
+}
+
+std::unique_ptr<Run> Sandbox::start(Channel& channel, int theirs, const std::string& scenario) {
+    std::unique_ptr<Run> run(new Run(*this, next_token_++));
+    limits_.deadline = Limits::from_environment().deadline;  // a check may have its own
+    run->deadline_ = Clock::now() + limits_.deadline;
+    {
+        std::lock_guard lock(output_mutex_);
+        output_head_.clear();
+        output_tail_.clear();
+        output_total_ = 0;
+        current_ = nullptr;
+    }
+    try {
+        control_->send_with_fd(Message{"fork"}.add(run->token_).add(scenario), theirs);
+    } catch (const ChannelClosed&) {
+        ::close(theirs);
+        throw lab::Error("the student's program stopped serving copies of itself");
+    }
+    ::close(theirs);  // the copy holds the only other end: its death closes the channel
+    // "born": the copy exists; the kernel says which process it is.
+    for (;;) {
+        std::optional<Message> born;
+        try {
+            born = channel.receive(std::chrono::milliseconds(100), &run->pid_);
+        } catch (const ChannelClosed&) {
+            run->wait(std::chrono::seconds(5));
+            return run;
+        }
+        if (born) {
+            if (born->name() != "born") {
+                throw lab::Error("a copy of the program said '" + born->name() + "' first");
+            }
+            break;
+        }
+        if (run->wait(std::chrono::milliseconds(0))) {
+            return run;  // the copy died before it was born
+        }
+        if (Clock::now() >= run->deadline_) {
+            throw lab::Error("the student's program did not make a copy of itself in time");
+        }
+    }
+    run->cgroup_ = make_cgroup(cgroup_, "check-" + std::to_string(run->token_),
+                               limits_.memory_bytes, limits_.processes, false);
+    if (!run->cgroup_.empty() &&
+        !write_file(run->cgroup_ + "/cgroup.procs", std::to_string(run->pid_))) {
+        remove_cgroup(run->cgroup_);
+        run->cgroup_.clear();
+    }
+    {
+        std::lock_guard lock(output_mutex_);
+        current_ = run.get();
+    }
+    try {
+        channel.send({"go"});
+    } catch (const ChannelClosed&) {
+        run->wait(std::chrono::seconds(5));
+    }
+    return run;
+}
+
+std::optional<int> Sandbox::ended_status(std::uint64_t token, std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    for (;;) {
         {
-            std::lock_guard lock(output_mutex_);
-            std::size_t used = 0;
-            if (output_head_.size() < kKeptOutput) {
-                used = std::min(size, kKeptOutput - output_head_.size());
-                output_head_.append(buffer, used);
-            }
-            output_tail_.append(buffer + used, size - used);
-            if (output_tail_.size() > kKeptOutput) {
-                output_tail_.erase(0, output_tail_.size() - kKeptOutput);
+            std::lock_guard lock(reports_mutex_);
+            if (const auto found = reports_.find(token); found != reports_.end()) {
+                return found->second;
             }
         }
-        if (output_total_.fetch_add(size) + size > limits_.output_bytes) {
-            stop(Ending::Kind::output);
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+        std::optional<Message> report;
+        try {
+            report = control_->receive(std::max(left, std::chrono::milliseconds(0)));
+        } catch (const ChannelClosed&) {
+            return W_EXITCODE(0, SIGKILL);  // the server is gone, and its copies with it
+        }
+        if (report && report->name() == "ended" && report->size() >= 3) {
+            std::lock_guard lock(reports_mutex_);
+            reports_[report->number(1)] = static_cast<int>(report->number(2));
+            continue;
+        }
+        if (!report && Clock::now() >= until) {
+            return std::nullopt;
         }
     }
 }
 
-std::string Sandbox::output() const {
-    std::lock_guard lock(output_mutex_);
-    const std::uint64_t total = output_total_.load();
-    if (total <= output_head_.size() + output_tail_.size()) {
-        return output_head_ + output_tail_;
+bool Sandbox::alive() {
+    if (child_ <= 0) {
+        return false;
     }
-    return output_head_ + "\n[... " +
-           std::to_string(total - output_head_.size() - output_tail_.size()) +
-           " bytes left out ...]\n" + output_tail_;
+    int status = 0;
+    if (::waitpid(child_, &status, WNOHANG) == child_) {
+        child_ = -1;
+        return false;
+    }
+    return true;
 }
 
-void Sandbox::stop(Ending::Kind why) {
+void Sandbox::release() {
+    {
+        std::lock_guard lock(output_mutex_);
+        current_ = nullptr;
+    }
+    control_.reset();  // the server sees the end of its line and leaves
+    if (child_ > 0) {
+        ::kill(isolation_ == Isolation::strict ? child_ : -child_, SIGKILL);
+        ::kill(child_, SIGKILL);
+        ::waitpid(child_, nullptr, 0);
+        child_ = -1;
+    }
+    remove_cgroup(cgroup_);
+    cgroup_.clear();
+    if (output_reader_.joinable()) {
+        output_reader_.join();
+    }
+    if (output_fd_ >= 0) {
+        ::close(output_fd_);
+        output_fd_ = -1;
+    }
+    if (!root_dir_.empty()) {
+        ::rmdir(root_dir_.c_str());
+        root_dir_.clear();
+    }
+}
+
+Sandbox::~Sandbox() {
+    release();
+}
+
+// --- one copy -------------------------------------------------------------------
+
+const Limits& Run::limits() const noexcept {
+    return sandbox_.limits();
+}
+
+std::string Run::output() const {
+    std::lock_guard lock(sandbox_.output_mutex_);
+    const std::uint64_t total = sandbox_.output_total_;
+    const std::string& head = sandbox_.output_head_;
+    const std::string& tail = sandbox_.output_tail_;
+    if (total <= head.size() + tail.size()) {
+        return head + tail;
+    }
+    return head + "\n[... " + std::to_string(total - head.size() - tail.size()) +
+           " bytes left out ...]\n" + tail;
+}
+
+void Run::stop(Ending::Kind why) {
     int expected = -1;
     stop_reason_.compare_exchange_strong(expected, static_cast<int>(why));
-    if (child_ > 0) {
-        // Strict: the relay's death takes the namespace's init, and with it everything.
-        ::kill(isolation_ == Isolation::strict ? child_ : -child_, SIGKILL);
-        if (isolation_ == Isolation::plain) {
-            ::kill(child_, SIGKILL);
-        }
-    }
     if (!cgroup_.empty()) {
         write_file(cgroup_ + "/cgroup.kill", "1");
+    } else if (pid_ > 0) {
+        ::kill(-pid_, SIGKILL);  // its process group
+        ::kill(pid_, SIGKILL);
     }
 }
 
-void Sandbox::collect(int wait_status) {
+void Run::collect(int wait_status) {
     Ending ending;
     if (WIFEXITED(wait_status)) {
         ending = {Ending::Kind::exited, WEXITSTATUS(wait_status)};
@@ -635,77 +769,30 @@ void Sandbox::collect(int wait_status) {
     ending_ = ending;
 }
 
-std::optional<Ending> Sandbox::wait(std::chrono::milliseconds timeout) {
+std::optional<Ending> Run::wait(std::chrono::milliseconds timeout) {
     if (ending_) {
         return ending_;
     }
-    if (isolation_ == Isolation::strict) {
-        pollfd ready{status_fd_, POLLIN, 0};
-        if (::poll(&ready, 1, static_cast<int>(timeout.count())) <= 0) {
-            return std::nullopt;
-        }
-        int status = 0;
-        const ssize_t got = ::read(status_fd_, &status, sizeof status);
-        if (got == sizeof status) {
-            collect(status);
-        } else {
-            collect(W_EXITCODE(0, SIGKILL));  // the init died first: killed from outside
-            if (stop_reason_.load() < 0 && ending_->kind == Ending::Kind::signaled) {
-                ending_ = Ending{Ending::Kind::lost, 0};
-            }
-        }
-        ::kill(child_, SIGKILL);  // the relay, and with it the rest of the namespace
-        ::waitpid(child_, nullptr, 0);
-        child_ = -1;
-        return ending_;
+    const auto status = sandbox_.ended_status(token_, timeout);
+    if (!status) {
+        return std::nullopt;
     }
-    const auto until = Clock::now() + timeout;
-    for (;;) {
-        int status = 0;
-        const pid_t ended = ::waitpid(child_, &status, WNOHANG);
-        if (ended == child_) {
-            ::kill(-child_, SIGKILL);  // whatever it started
-            child_ = -1;
-            collect(status);
-            return ending_;
-        }
-        if (Clock::now() >= until) {
-            return std::nullopt;
-        }
-        ::usleep(5'000);
-    }
+    collect(*status);
+    return ending_;
 }
 
-bool Sandbox::ended() {
-    return wait(std::chrono::milliseconds(0)).has_value();
-}
-
-void Sandbox::release() {
-    if (child_ > 0) {
-        stop(stop_reason_.load() >= 0 ? static_cast<Ending::Kind>(stop_reason_.load())
-                                      : Ending::Kind::lost);
-        ::waitpid(child_, nullptr, 0);
-        child_ = -1;
-    }
-    if (output_reader_.joinable()) {
-        output_reader_.join();
-    }
-    for (int* fd : {&status_fd_, &output_fd_}) {
-        if (*fd >= 0) {
-            ::close(*fd);
-            *fd = -1;
+Run::~Run() {
+    {
+        std::lock_guard lock(sandbox_.output_mutex_);
+        if (sandbox_.current_ == this) {
+            sandbox_.current_ = nullptr;
         }
     }
-    remove_cgroup(cgroup_);
-    cgroup_.clear();
-    if (!root_dir_.empty()) {
-        ::rmdir(root_dir_.c_str());
-        root_dir_.clear();
+    if (!ending_) {
+        stop(Ending::Kind::lost);
+        wait(std::chrono::seconds(5));  // the server reports, and is ready for the next copy
     }
-}
-
-Sandbox::~Sandbox() {
-    release();
+    remove_cgroup(cgroup_);  // and whatever the copy left behind
 }
 
 }  // namespace lab::grade

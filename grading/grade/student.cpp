@@ -75,14 +75,28 @@ std::string program_under_test() {
     throw lab::Error("LAB_SUBJECT names no program: set it to the student's program");
 }
 
+// The sandbox of this check program: one fork server per student's program,
+// kept for the checks that follow while it lives.
+Sandbox& sandbox_for(const std::string& program) {
+    static std::string serving;
+    static std::unique_ptr<Sandbox> sandbox;
+    if (!sandbox || serving != program || !sandbox->alive()) {
+        sandbox.reset();
+        sandbox = std::make_unique<Sandbox>(program, Limits::from_environment(),
+                                            isolation_from_environment());
+        serving = program;
+    }
+    return *sandbox;
+}
+
 StudentProgram::StudentProgram(std::string_view scenario, std::string program) {
     if (program.empty()) {
         program = program_under_test();
     }
     if (start_failures.count >= 2) {
-        throw ProgramFailed(
-            start_failures.reason +
-            " (not started again: it failed this way twice before any check began)");
+        throw ProgramFailed(start_failures.reason +
+                            "\n    (not started again: it failed this way twice before any check "
+                            "began)");
     }
     if (::access(program.c_str(), X_OK) != 0) {
         throw lab::Error("the student's program " + program + " does not exist");
@@ -90,20 +104,13 @@ StudentProgram::StudentProgram(std::string_view scenario, std::string program) {
     const auto [ours, theirs] = channel_pair();
     channel_ = std::make_unique<Channel>(ours);
     channel_->enable_credentials();
-    try {
-        sandbox_ = std::make_unique<Sandbox>(
-            program, std::vector<std::string>{std::string(scenario)}, theirs,
-            Limits::from_environment(), isolation_from_environment());
-    } catch (...) {
-        ::close(theirs);
-        throw;
-    }
-    ::close(theirs);
-    // The first message names the sender: the kernel vouches for its process id.
+    run_ = sandbox_for(program).start(*channel_, theirs, std::string(scenario));
+    pid_ = run_->pid();
+    // Its static initializers, then main(), which says hello.
     for (;;) {
         std::optional<Message> hello;
         try {
-            hello = channel_->receive(std::chrono::milliseconds(100), &pid_);
+            hello = channel_->receive(std::chrono::milliseconds(100));
         } catch (const ChannelClosed&) {
             fail_with_ending(kBeforeStart);
         }
@@ -115,22 +122,22 @@ StudentProgram::StudentProgram(std::string_view scenario, std::string program) {
             start_failures = {};
             return;
         }
-        if (Clock::now() >= sandbox_->deadline()) {
-            sandbox_->stop(Ending::Kind::deadline);
+        if (Clock::now() >= run_->deadline()) {
+            run_->stop(Ending::Kind::deadline);
             fail_with_ending(kBeforeStart);
         }
-        if (sandbox_->ended()) {
+        if (run_->ended()) {
             fail_with_ending(kBeforeStart);
         }
     }
 }
 
 StudentProgram::~StudentProgram() {
-    if (sandbox_) {
-        sandbox_->stop(Ending::Kind::lost);  // ignored when it already ended
+    if (run_) {
+        run_->stop(Ending::Kind::lost);  // ignored when it already ended
     }
     tracer_.reset();  // its thread ends with the program
-    sandbox_.reset();
+    run_.reset();
 }
 
 void StudentProgram::send(const Message& message) {
@@ -161,8 +168,8 @@ Message StudentProgram::receive(std::string_view name) {
             }
             return *message;
         }
-        if (Clock::now() >= sandbox_->deadline()) {
-            sandbox_->stop(Ending::Kind::deadline);
+        if (Clock::now() >= run_->deadline()) {
+            run_->stop(Ending::Kind::deadline);
             fail_with_ending("during the check");
         }
     }
@@ -173,7 +180,7 @@ Message StudentProgram::watch(unsigned what, const std::function<void(const Mess
     try {
         tracer_ = std::make_unique<Tracer>(pid_, what);
     } catch (const lab::Error& error) {
-        if (sandbox_->ended()) {
+        if (run_->ended()) {
             fail_with_ending("during the check");
         }
         throw;
@@ -194,21 +201,21 @@ Tracer& StudentProgram::tracer() {
 
 void StudentProgram::finish() {
     receive("done");
-    const auto ending = sandbox_->wait(std::chrono::seconds(10));
+    const auto ending = run_->wait(std::chrono::seconds(10));
     if (!ending) {
-        sandbox_->stop(Ending::Kind::deadline);
+        run_->stop(Ending::Kind::deadline);
         throw ProgramFailed("your program did not end after the check was done");
     }
 }
 
 void StudentProgram::fail_with_ending(const std::string& context) {
-    auto ending = sandbox_->wait(std::chrono::seconds(5));
+    auto ending = run_->wait(std::chrono::seconds(5));
     if (!ending) {
-        sandbox_->stop(Ending::Kind::lost);
-        ending = sandbox_->wait(std::chrono::seconds(5));
+        run_->stop(Ending::Kind::lost);
+        ending = run_->wait(std::chrono::seconds(5));
     }
-    std::string reason = ending ? ending->describe(sandbox_->limits())
-                                : std::string("your program stopped answering");
+    std::string reason =
+        ending ? ending->describe(run_->limits()) : std::string("your program stopped answering");
     if (ending && ending->kind == Ending::Kind::exited) {
         reason = "your program ended (exit status " + std::to_string(ending->value) + ") " +
                  context + ": does your code call exit()?";
@@ -220,7 +227,7 @@ void StudentProgram::fail_with_ending(const std::string& context) {
             start_failures = {reason, 1};
         }
     }
-    const std::string said = last_lines(sandbox_->output());
+    const std::string said = last_lines(run_->output());
     if (!said.empty() && (!ending || ending->kind != Ending::Kind::output)) {
         reason += "\n    its last output:";
         std::size_t start = 0;

@@ -2,10 +2,11 @@
  * @file student.hpp
  * @brief A check's handle on the student's program: start it, talk to it, watch it.
  *
- * A check is course code only. For each check it starts a fresh copy of the
+ * A check is course code only. For each check it takes a fresh copy of the
  * student's program (built from the student's edited files and the course's
- * objects; its path is in LAB_SUBJECT) in the sandbox, names the scenario to
- * run, and then plays the other side: it sends requests, connects its own
+ * objects; its path is in LAB_SUBJECT) from the sandbox (one per check
+ * program, see sandbox.hpp), names the scenario to run, and then plays the
+ * other side: it sends requests, connects its own
  * queue pairs to the program's, and observes. When the program cannot go
  * on — it threw, crashed, hung, printed too much, ran out of memory — every
  * call here throws ProgramFailed with one line that says so, which becomes
@@ -63,12 +64,12 @@ class StudentProgram {
     /// The program's process id (as this process sees it).
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
     /// What it printed so far (start and end).
-    [[nodiscard]] std::string output() const { return sandbox_->output(); }
+    [[nodiscard]] std::string output() const { return run_->output(); }
 
   private:
     [[noreturn]] void fail_with_ending(const std::string& context);
     std::unique_ptr<Channel> channel_;
-    std::unique_ptr<Sandbox> sandbox_;
+    std::unique_ptr<Run> run_;
     std::unique_ptr<Tracer> tracer_;
     pid_t pid_ = -1;
 };

@@ -1,9 +1,17 @@
 #include "subject_main.hpp"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 
@@ -15,6 +23,110 @@ namespace lab::grade {
 namespace {
 
 constexpr int kChannelFd = 3;
+constexpr int kControlFd = 4;  // the fork server's line to the check program
+
+// The scenario of this copy, when the fork server made it (else argv[1]). A
+// plain array: it must not be re-initialized by the static initializers
+// that run after the fork server's copy leaves it.
+char forked_scenario[256];
+
+// One message with, maybe, a file descriptor passed along (SCM_RIGHTS).
+bool receive_with_fd(int socket, std::string& wire, int& passed_fd) {
+    wire.assign(kMaxMessageBytes, '\0');
+    iovec data{wire.data(), wire.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr header{};
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof control;
+    ssize_t got = 0;
+    do {
+        got = ::recvmsg(socket, &header, MSG_CMSG_CLOEXEC);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) {
+        return false;
+    }
+    wire.resize(static_cast<std::size_t>(got));
+    passed_fd = -1;
+    for (cmsghdr* item = CMSG_FIRSTHDR(&header); item != nullptr;
+         item = CMSG_NXTHDR(&header, item)) {
+        if (item->cmsg_level == SOL_SOCKET && item->cmsg_type == SCM_RIGHTS) {
+            std::memcpy(&passed_fd, CMSG_DATA(item), sizeof passed_fd);
+        }
+    }
+    return true;
+}
+
+// The fork server (LAB_ZYGOTE=1, control socket at fd 4). It runs before
+// any of the student's code: constructors of priority 101 run before the
+// default priority of the student's static initializers. So the dynamic
+// loader's work is done once per check program, and each check gets a fresh
+// copy of the program: the copy leaves this function and goes on with the
+// student's static initializers and main(), like a program just started.
+// The server itself never returns: it forks on request and reports how each
+// copy ended.
+__attribute__((constructor(101))) void fork_server() {
+    const char* wanted = std::getenv("LAB_ZYGOTE");
+    struct stat control {};
+    if (wanted == nullptr || std::string_view(wanted) != "1" ||
+        ::fstat(kControlFd, &control) != 0 || !S_ISSOCK(control.st_mode)) {
+        return;
+    }
+    for (;;) {
+        std::string wire;
+        int channel = -1;
+        if (!receive_with_fd(kControlFd, wire, channel)) {
+            ::_exit(0);  // the check program is gone
+        }
+        Message order;
+        try {
+            order = Message::decode(wire);
+        } catch (...) {
+            ::_exit(3);
+        }
+        if (order.name() != "fork" || order.size() < 3 || channel < 0) {
+            ::_exit(3);
+        }
+        const pid_t copy = ::fork();
+        if (copy == 0) {
+            // The fresh copy: its own process group, the channel as fd 3, then
+            // wait until the check has put it in the check's cgroup.
+            ::setpgid(0, 0);
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (channel != kChannelFd) {
+                ::dup2(channel, kChannelFd);
+                ::close(channel);
+            }
+            ::close(kControlFd);
+            std::snprintf(forked_scenario, sizeof forked_scenario, "%s", order.text(2).c_str());
+            try {
+                Channel line(::dup(kChannelFd));  // a duplicate: fd 3 stays open
+                line.send({"born"});
+                const auto go = line.receive(std::chrono::minutes(1));
+                if (!go || go->name() != "go") {
+                    ::_exit(3);
+                }
+            } catch (...) {
+                ::_exit(3);
+            }
+            return;
+        }
+        ::close(channel);
+        int status = 0;
+        if (copy > 0) {
+            while (::waitpid(copy, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+        Channel report(::dup(kControlFd));
+        try {
+            report.send(Message{"ended", order.text(1)}.add(static_cast<std::uint64_t>(
+                copy > 0 ? static_cast<unsigned>(status) : 0xffffffffU)));
+        } catch (...) {
+            ::_exit(0);
+        }
+    }
+}
 
 std::string hex_of(const ibv_gid& gid) {
     static constexpr char kDigits[] = "0123456789abcdef";
@@ -82,15 +194,19 @@ void connect_to_check(Link& link, ibv_qp* qp, const lab::LocalPort& local, const
 
 int subject_main(int argc, char** argv, const Scenarios& scenarios) {
     struct stat channel_stat {};
-    if (argc != 2 || ::fstat(kChannelFd, &channel_stat) != 0 || !S_ISSOCK(channel_stat.st_mode)) {
+    const std::string name = forked_scenario[0] != '\0' ? forked_scenario
+                             : argc == 2                ? argv[1]
+                                                        : "";
+    if (name.empty() || ::fstat(kChannelFd, &channel_stat) != 0 ||
+        !S_ISSOCK(channel_stat.st_mode)) {
         std::fprintf(stderr,
                      "error: this program is your exercise built for grading; the checks start it "
                      "(./lab grade). Run your exercise with ./lab run instead.\n");
         return 2;
     }
-    const auto scenario = scenarios.find(argv[1]);
+    const auto scenario = scenarios.find(name);
     if (scenario == scenarios.end()) {
-        std::fprintf(stderr, "error: no scenario '%s' in this program\n", argv[1]);
+        std::fprintf(stderr, "error: no scenario '%s' in this program\n", name.c_str());
         return 2;
     }
     Link link(kChannelFd);

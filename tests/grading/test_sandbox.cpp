@@ -98,6 +98,6 @@ TEST_CASE("the program cannot reach outside its scratch space", "[grading]") {
         CHECK(text.find(denied + "yes") == std::string::npos);
     }
     CHECK(text.find("write-scratch=yes") != std::string::npos);
-    // Its own PID namespace: the sandbox's init and itself.
-    CHECK(text.find("processes-seen=2\n") != std::string::npos);
+    // Its own PID namespace: the sandbox's init, the fork server and itself.
+    CHECK(text.find("processes-seen=3\n") != std::string::npos);
 }
