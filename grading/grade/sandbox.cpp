@@ -429,6 +429,14 @@ void Sandbox::start_strict(const std::string& program, int control_fd, int outpu
         if (::getppid() != checker) {
             ::_exit(122);
         }
+        // Nothing of the check program's stays open here (a channel of a check
+        // would never see its end): only what the relay, the init and the
+        // server need.
+        for (int fd = 3; fd < 1024; ++fd) {
+            if (fd != output_write && fd != control_fd && fd != report_pipe[1] && fd != go_pipe[0]) {
+                ::close(fd);
+            }
+        }
         char go = 0;
         if (::read(go_pipe[0], &go, 1) != 1) {  // the check program put it in the cgroup
             ::_exit(123);
