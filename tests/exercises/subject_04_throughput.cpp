@@ -38,26 +38,44 @@ void stream(Link& link) {
     options.batch = static_cast<std::uint32_t>(setup.number(5));
     link.send(Message{"ready"}.add(pair.sender()->qp_num));
     link.expect("go");
-    std::string refused;
-    try {
-        tp::stream_sends(pair, options);
-    } catch (const lab::Error& error) {
-        if (setup.text(6) != "refuse") {
-            throw;
-        }
-        refused = error.what();
-    }
+    tp::stream_sends(pair, options);
     link.send(Message{"streamed"}
                   .add(pair.received_messages())
                   .add(pair.received_bytes())
-                  .add(pair.receive_error())
-                  .add(refused));
+                  .add(pair.receive_error()));
     link.expect("checked");
+}
+
+// Every bad set of options the check sends ("options" SIZE SIGNAL_EVERY BATCH), on
+// one pair: what stream_sends threw for each ("" when it threw nothing).
+void refuse(Link& link) {
+    tp::Pair pair("", 128);
+    link.send(Message{"ready"}.add(pair.sender()->qp_num));
+    link.expect("go");
+    for (;;) {
+        const Message order = link.receive();
+        if (order.name() == "end") {
+            break;
+        }
+        tp::StreamOptions options;
+        options.message_size = order.number(1);
+        options.count = 10;
+        options.signal_every = static_cast<std::uint32_t>(order.number(2));
+        options.batch = static_cast<std::uint32_t>(order.number(3));
+        std::string refused;
+        try {
+            tp::stream_sends(pair, options);
+        } catch (const lab::Error& error) {
+            refused = error.what();
+        }
+        link.send({"refused", refused});
+    }
+    link.send({"ended"});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    return lab::grade::subject_main(argc, argv,
-                                    {{"granted_inline", granted_inline}, {"stream", stream}});
+    return lab::grade::subject_main(
+        argc, argv, {{"granted_inline", granted_inline}, {"stream", stream}, {"refuse", refuse}});
 }
