@@ -185,8 +185,10 @@ intake() {
         folder=$(cd "$(dirname "$path")" && pwd)
         archive=$(basename "$path")
     fi
+    # shellcheck disable=SC2016 # the sandbox's shell expands it
     "$grading/host-sandbox.sh" --timeout 120 --ro "$folder:/in" --ro "$course:/course" \
-        --rw "$work/$student:/out" -- bash /course/intake.sh "$kind" "$archive" ||
+        --rw "$work/$student:/out" -- \
+        bash -c 'exec bash "${LAB_PATH_COURSE:-/course}/intake.sh" "$@"' intake "$kind" "$archive" ||
         say "$student: the submission could not be read completely"
     students+=("$student")
 }
@@ -232,7 +234,7 @@ compile_student() {
     # shellcheck disable=SC2016 # the inner shell expands it
     "$grading/host-sandbox.sh" --timeout $((90 * ${#exercises[@]})) --ro "$course:/course" \
         --ro "$work/$student/src:/src" --rw "$work/$student/build:/out" -- \
-        bash -c 'for exercise; do bash /course/compile-exercise.sh "$exercise"; done' \
+        bash -c 'for exercise; do bash "${LAB_PATH_COURSE:-/course}/compile-exercise.sh" "$exercise"; done' \
         compile "${exercises[@]}" >"$work/$student/build/sandbox.log" 2>&1 ||
         say "$student: the compile sandbox ended with status $?"
 }

@@ -18,7 +18,8 @@
 # Where namespaces are not allowed (a container without CAP_SYS_ADMIN, such
 # as Gradescope's), it runs the command as nobody without them, with the same
 # limits, but only with RDMA_LAB_HOST_SANDBOX=none (grading/grade.sh sets it
-# for a course tree that holds no solutions). --check only says whether
+# for a course tree that holds no solutions); the command then finds each
+# folder /NAME in the variable LAB_PATH_NAME. --check only says whether
 # namespaces work here (exit status 0) or not (1).
 set -euo pipefail
 
@@ -77,10 +78,13 @@ if [ "${RDMA_LAB_HOST_SANDBOX:-}" = none ]; then
             [ "${binds[i]}" = --rw ] && chown -R 65534:65534 "${binds[i + 1]%%:/*}"
         done
     fi
-    # The inside paths are the host paths here: map --cwd back.
+    # No folder is mounted where the command expects it: the command finds
+    # each one in LAB_PATH_<NAME> (/course: LAB_PATH_COURSE), and --cwd is mapped back.
     for ((i = 0; i < ${#binds[@]}; i += 2)); do
         host=${binds[i + 1]%%:/*}
         inside=/${binds[i + 1]#*:/}
+        name=$(printf '%s' "${inside#/}" | tr 'a-z/-' 'A-Z__')
+        export "LAB_PATH_$name=$host"
         case "$cwd" in "$inside" | "$inside"/*) cwd=$host${cwd#"$inside"} ;; esac
     done
     cd "$cwd"

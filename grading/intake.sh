@@ -14,29 +14,31 @@
 # one), each at most 1 MiB. Writes /out/src/NN_name/FILE and /out/intake.tsv
 # (NN_name, file, where it was found or "missing").
 set -uo pipefail
+# Where host-sandbox.sh put the folders (its LAB_PATH_* where it could not mount them).
+in=${LAB_PATH_IN:-/in} course=${LAB_PATH_COURSE:-/course} out=${LAB_PATH_OUT:-/out}
+scratch=${TMPDIR:-/tmp}
 kind=$1
 case "$kind" in
-folder) root=/in ;;
+folder) root=$in ;;
 zip | tar)
-    root=/tmp/unpacked
-    mkdir -p "$root"
+    root=$(mktemp -d "$scratch/unpacked.XXXXXX")
     if [ "$kind" = zip ]; then
-        unpack=(unzip -qq -o "/in/$2" -d "$root")
+        unpack=(unzip -qq -o "$in/$2" -d "$root")
     else
-        unpack=(tar -xzf "/in/$2" -C "$root" --no-same-owner --no-same-permissions)
+        unpack=(tar -xzf "$in/$2" -C "$root" --no-same-owner --no-same-permissions)
     fi
-    "${unpack[@]}" >/tmp/unpack.log 2>&1 ||
-        echo "could not unpack $2 completely: $(head -c 300 /tmp/unpack.log)" >/out/unpack-problem
+    "${unpack[@]}" >"$scratch/unpack.log" 2>&1 ||
+        echo "could not unpack $2 completely: $(head -c 300 "$scratch/unpack.log")" >"$out/unpack-problem"
     ;;
 *) exit 2 ;;
 esac
-mkdir -p /out/src
-: >/out/intake.tsv
+mkdir -p "$out/src"
+: >"$out/intake.tsv"
 
 # Every edited file of the course, as NN_name/file, and how many exercises use each name.
 declare -A uses=()
 pairs=()
-for recipe in /course/*.build; do
+for recipe in "$course"/*.build; do
     exercise=$(basename "$recipe" .build)
     EDITED=()
     # shellcheck disable=SC1090 # staged by the grader
@@ -69,10 +71,10 @@ for pair in "${pairs[@]}"; do
         fi
     done
     if [ -n "$found" ]; then
-        mkdir -p "/out/src/$exercise"
-        cp -- "$found" "/out/src/$exercise/$file"
-        printf '%s\t%s\t%s\n' "$exercise" "$file" "${found#"$root"/}" >>/out/intake.tsv
+        mkdir -p "$out/src/$exercise"
+        cp -- "$found" "$out/src/$exercise/$file"
+        printf '%s\t%s\t%s\n' "$exercise" "$file" "${found#"$root"/}" >>"$out/intake.tsv"
     else
-        printf '%s\t%s\tmissing\n' "$exercise" "$file" >>/out/intake.tsv
+        printf '%s\t%s\tmissing\n' "$exercise" "$file" >>"$out/intake.tsv"
     fi
 done

@@ -156,3 +156,8 @@ target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
 # own micro-VM, so it runs on the build host (./lab test: label grade-class).
 lab_add_test(test_grade_class grading/test_grade_class.cpp LABELS grading grade-class TIMEOUT 1800
   DEPENDS grade_kit)
+
+# The Gradescope package in a container laid out like Gradescope's (label docker).
+add_test(NAME grading_gradescope COMMAND "${PROJECT_SOURCE_DIR}/tests/grading/gradescope-test.sh")
+set_tests_properties(grading_gradescope PROPERTIES LABELS "docker;grading" TIMEOUT 3600
+                     SKIP_RETURN_CODE 77)
