@@ -161,3 +161,7 @@ lab_add_test(test_grade_class grading/test_grade_class.cpp LABELS grading grade-
 add_test(NAME grading_gradescope COMMAND "${PROJECT_SOURCE_DIR}/tests/grading/gradescope-test.sh")
 set_tests_properties(grading_gradescope PROPERTIES LABELS "docker;grading" TIMEOUT 3600
                      SKIP_RETURN_CODE 77)
+
+# The GitHub Classroom workflow template: its command, and what it hands the reporter.
+lab_add_test(test_github_workflow grading/test_github_workflow.cpp LABELS unit grading TIMEOUT 60
+  DEPENDS grade_kit)
