@@ -22,6 +22,7 @@ if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -n 1)" != 3.25 ]; 
     hash -r
 fi
 
+mkdir -p build
 cmake -S . -B build/default -DCMAKE_BUILD_TYPE=RelWithDebInfo >build/configure.log 2>&1 ||
     { tail -n 30 build/configure.log; exit 1; }
 cmake --build build/default --target grade_kit -j "$(nproc)"
