@@ -51,12 +51,13 @@ std::string describe(const Catch::AssertionStats& stats) {
     if (result.getResultType() == Catch::ResultWas::ExplicitFailure ||
         result.getResultType() == Catch::ResultWas::ThrewException ||
         result.getResultType() == Catch::ResultWas::FatalErrorCondition) {
-        text = result.getMessage();
+        text = std::string(result.getMessage());
     } else if (result.hasExpression()) {
         text = "the check " + std::string(result.getTestMacroName()) + "(" +
-               result.getExpression() + ") failed, with " + result.getExpandedExpression();
+               std::string(result.getExpression()) + ") failed, with " +
+               std::string(result.getExpandedExpression());
     } else {
-        text = result.getMessage();
+        text = std::string(result.getMessage());
     }
     for (const auto& info : stats.infoMessages) {
         if (info.type == Catch::ResultWas::Info && info.message != text) {
