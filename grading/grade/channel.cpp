@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 #include "lab/check.hpp"
 
@@ -89,40 +90,29 @@ Channel::~Channel() {
 }
 
 void Channel::send(const Message& message) {
-    const std::string wire = message.encode();
-    if (wire.size() > kMaxMessageBytes) {
-        throw lab::Error("message '" + message.name() + "' is too long (" +
-                         std::to_string(wire.size()) + " bytes)");
-    }
-    for (;;) {
-        const ssize_t sent = ::send(fd_, wire.data(), wire.size(), MSG_NOSIGNAL);
-        if (sent == static_cast<ssize_t>(wire.size())) {
-            return;
-        }
-        if (sent < 0 && errno == EINTR) {
-            continue;
-        }
-        if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) {
-            throw ChannelClosed{};
-        }
-        lab::fail("send(channel)", sent < 0 ? errno : EMSGSIZE);
-    }
+    send_with_fd(message, -1);
 }
 
 void Channel::send_with_fd(const Message& message, int fd) {
     std::string wire = message.encode();
+    if (wire.size() > kMaxMessageBytes) {
+        throw lab::Error("message '" + message.name() + "' is too long (" +
+                         std::to_string(wire.size()) + " bytes)");
+    }
     iovec data{wire.data(), wire.size()};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr header{};
     header.msg_iov = &data;
     header.msg_iovlen = 1;
-    header.msg_control = control;
-    header.msg_controllen = sizeof control;
-    cmsghdr* item = CMSG_FIRSTHDR(&header);
-    item->cmsg_level = SOL_SOCKET;
-    item->cmsg_type = SCM_RIGHTS;
-    item->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(item), &fd, sizeof fd);
+    if (fd >= 0) {
+        header.msg_control = control;
+        header.msg_controllen = sizeof control;
+        cmsghdr* item = CMSG_FIRSTHDR(&header);
+        item->cmsg_level = SOL_SOCKET;
+        item->cmsg_type = SCM_RIGHTS;
+        item->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(item), &fd, sizeof fd);
+    }
     for (;;) {
         const ssize_t sent = ::sendmsg(fd_, &header, MSG_NOSIGNAL);
         if (sent == static_cast<ssize_t>(wire.size())) {
@@ -138,13 +128,18 @@ void Channel::send_with_fd(const Message& message, int fd) {
     }
 }
 
+int Channel::release() noexcept {
+    return std::exchange(fd_, -1);
+}
+
 void Channel::enable_credentials() {
     const int on = 1;
     lab::check(::setsockopt(fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0 ? 0 : -1,
                "setsockopt(SO_PASSCRED)");
 }
 
-std::optional<Message> Channel::receive(std::chrono::milliseconds timeout, pid_t* sender) {
+std::optional<Message> Channel::receive(std::chrono::milliseconds timeout, pid_t* sender,
+                                        int* passed_fd) {
     pollfd ready{fd_, POLLIN, 0};
     int found = 0;
     do {
@@ -158,7 +153,7 @@ std::optional<Message> Channel::receive(std::chrono::milliseconds timeout, pid_t
     }
     std::string buffer(kMaxMessageBytes + 1, '\0');
     iovec data{buffer.data(), buffer.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred)) + CMSG_SPACE(sizeof(int))];
     msghdr header{};
     header.msg_iov = &data;
     header.msg_iovlen = 1;
@@ -166,16 +161,30 @@ std::optional<Message> Channel::receive(std::chrono::milliseconds timeout, pid_t
     header.msg_controllen = sizeof control;
     ssize_t got = 0;
     do {
-        got = ::recvmsg(fd_, &header, MSG_TRUNC);
+        got = ::recvmsg(fd_, &header, MSG_TRUNC | MSG_CMSG_CLOEXEC);
     } while (got < 0 && errno == EINTR);
     if (sender != nullptr) {
         *sender = -1;
-        for (cmsghdr* item = CMSG_FIRSTHDR(&header); item != nullptr;
-             item = CMSG_NXTHDR(&header, item)) {
-            if (item->cmsg_level == SOL_SOCKET && item->cmsg_type == SCM_CREDENTIALS) {
-                ucred credentials{};
-                std::memcpy(&credentials, CMSG_DATA(item), sizeof credentials);
-                *sender = credentials.pid;
+    }
+    if (passed_fd != nullptr) {
+        *passed_fd = -1;
+    }
+    for (cmsghdr* item = got > 0 ? CMSG_FIRSTHDR(&header) : nullptr; item != nullptr;
+         item = CMSG_NXTHDR(&header, item)) {
+        if (item->cmsg_level != SOL_SOCKET) {
+            continue;
+        }
+        if (item->cmsg_type == SCM_CREDENTIALS && sender != nullptr) {
+            ucred credentials{};
+            std::memcpy(&credentials, CMSG_DATA(item), sizeof credentials);
+            *sender = credentials.pid;
+        } else if (item->cmsg_type == SCM_RIGHTS) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(item), sizeof fd);
+            if (passed_fd != nullptr) {
+                *passed_fd = fd;
+            } else {
+                ::close(fd);  // not asked for: not kept
             }
         }
     }

@@ -82,12 +82,16 @@ class Channel {
     void send_with_fd(const Message& message, int fd);
     /// The next message, or nullopt when none came within @p timeout; throws
     /// lab::Error on a malformed message, and ChannelClosed when the other end closed.
-    /// With @p sender, after enable_credentials(): the sending process's id, as the kernel says.
-    std::optional<Message> receive(std::chrono::milliseconds timeout, pid_t* sender = nullptr);
+    /// With @p sender, after enable_credentials(): the sending process's id, as the kernel
+    /// says. With @p passed_fd: the file descriptor sent along (-1 when none).
+    std::optional<Message> receive(std::chrono::milliseconds timeout, pid_t* sender = nullptr,
+                                   int* passed_fd = nullptr);
     /// Ask the kernel to attach the sender's credentials to every message (SO_PASSCRED).
     void enable_credentials();
 
     [[nodiscard]] int fd() const noexcept { return fd_; }
+    /// Give up ownership of the socket: returns it, and the channel no longer closes it.
+    int release() noexcept;
 
   private:
     int fd_ = -1;

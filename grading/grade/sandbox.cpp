@@ -433,7 +433,8 @@ void Sandbox::start_strict(const std::string& program, int control_fd, int outpu
         // would never see its end): only what the relay, the init and the
         // server need.
         for (int fd = 3; fd < 1024; ++fd) {
-            if (fd != output_write && fd != control_fd && fd != report_pipe[1] && fd != go_pipe[0]) {
+            if (fd != output_write && fd != control_fd && fd != report_pipe[1] &&
+                fd != go_pipe[0]) {
                 ::close(fd);
             }
         }

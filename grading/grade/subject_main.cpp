@@ -30,34 +30,6 @@ constexpr int kControlFd = 4;  // the fork server's line to the check program
 // that run after the fork server's copy leaves it.
 char forked_scenario[256];
 
-// One message with, maybe, a file descriptor passed along (SCM_RIGHTS).
-bool receive_with_fd(int socket, std::string& wire, int& passed_fd) {
-    wire.assign(kMaxMessageBytes, '\0');
-    iovec data{wire.data(), wire.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    msghdr header{};
-    header.msg_iov = &data;
-    header.msg_iovlen = 1;
-    header.msg_control = control;
-    header.msg_controllen = sizeof control;
-    ssize_t got = 0;
-    do {
-        got = ::recvmsg(socket, &header, MSG_CMSG_CLOEXEC);
-    } while (got < 0 && errno == EINTR);
-    if (got <= 0) {
-        return false;
-    }
-    wire.resize(static_cast<std::size_t>(got));
-    passed_fd = -1;
-    for (cmsghdr* item = CMSG_FIRSTHDR(&header); item != nullptr;
-         item = CMSG_NXTHDR(&header, item)) {
-        if (item->cmsg_level == SOL_SOCKET && item->cmsg_type == SCM_RIGHTS) {
-            std::memcpy(&passed_fd, CMSG_DATA(item), sizeof passed_fd);
-        }
-    }
-    return true;
-}
-
 // The fork server (LAB_ZYGOTE=1, control socket at fd 4). It runs before
 // any of the student's code: constructors of priority 101 run before the
 // default priority of the student's static initializers. So the dynamic
@@ -68,24 +40,26 @@ bool receive_with_fd(int socket, std::string& wire, int& passed_fd) {
 // copy ended.
 __attribute__((constructor(101))) void fork_server() {
     const char* wanted = std::getenv("LAB_ZYGOTE");
-    struct stat control {};
+    struct stat control_stat {};
     if (wanted == nullptr || std::string_view(wanted) != "1" ||
-        ::fstat(kControlFd, &control) != 0 || !S_ISSOCK(control.st_mode)) {
+        ::fstat(kControlFd, &control_stat) != 0 || !S_ISSOCK(control_stat.st_mode)) {
         return;
     }
+    Channel control(kControlFd);
     for (;;) {
-        std::string wire;
         int channel = -1;
-        if (!receive_with_fd(kControlFd, wire, channel)) {
-            ::_exit(0);  // the check program is gone
-        }
-        Message order;
+        std::optional<Message> order;
         try {
-            order = Message::decode(wire);
+            order = control.receive(std::chrono::hours(24), nullptr, &channel);
+        } catch (const ChannelClosed&) {
+            ::_exit(0);  // the check program is gone
         } catch (...) {
             ::_exit(3);
         }
-        if (order.name() != "fork" || order.size() < 3 || channel < 0) {
+        if (!order) {
+            continue;
+        }
+        if (order->name() != "fork" || order->size() < 3 || channel < 0) {
             ::_exit(3);
         }
         const pid_t copy = ::fork();
@@ -98,8 +72,8 @@ __attribute__((constructor(101))) void fork_server() {
                 ::dup2(channel, kChannelFd);
                 ::close(channel);
             }
-            ::close(kControlFd);
-            std::snprintf(forked_scenario, sizeof forked_scenario, "%s", order.text(2).c_str());
+            ::close(control.release());
+            std::snprintf(forked_scenario, sizeof forked_scenario, "%s", order->text(2).c_str());
             try {
                 Channel line(::dup(kChannelFd));  // a duplicate: fd 3 stays open
                 line.send({"born"});
@@ -118,9 +92,8 @@ __attribute__((constructor(101))) void fork_server() {
             while (::waitpid(copy, &status, 0) < 0 && errno == EINTR) {
             }
         }
-        Channel report(::dup(kControlFd));
         try {
-            report.send(Message{"ended", order.text(1)}.add(static_cast<std::uint64_t>(
+            control.send(Message{"ended", order->text(1)}.add(static_cast<std::uint64_t>(
                 copy > 0 ? static_cast<unsigned>(status) : 0xffffffffU)));
         } catch (...) {
             ::_exit(0);

@@ -15,44 +15,17 @@
 
 #include "support/catch.hpp"
 #include "support/process.hpp"
+#include "text_files.hpp"
 
 namespace fs = std::filesystem;
+
+using lab::test::decode_base64;
+using lab::test::read_text;
+using lab::test::write_text;
 
 namespace {
 
 const fs::path kSource = LAB_SOURCE_DIR;
-
-std::string read_text(const fs::path& path) {
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-}
-
-std::string decode_base64(const std::string& text) {
-    static const std::string alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    unsigned buffer = 0;
-    int bits = 0;
-    for (const char c : text) {
-        if (c == '=') {
-            break;
-        }
-        buffer = (buffer << 6) | static_cast<unsigned>(alphabet.find(c));
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out += static_cast<char>((buffer >> bits) & 0xff);
-        }
-    }
-    return out;
-}
 
 std::vector<std::string> split(const std::string& text, char separator) {
     std::vector<std::string> parts;
@@ -96,7 +69,8 @@ TEST_CASE("what the grader writes is what the reporter reads", "[unit][grading]"
     std::smatch found;
     REQUIRE(std::regex_search(workflow, found, std::regex(R"(runners: ([a-z0-9,]+))")));
     const auto runners = split(found[1], ',');
-    REQUIRE(std::regex_search(workflow, found, std::regex(R"re(RDMA_LAB_EXERCISES: "([0-9,]+)")re")));
+    REQUIRE(
+        std::regex_search(workflow, found, std::regex(R"re(RDMA_LAB_EXERCISES: "([0-9,]+)")re")));
     const auto exercises = split(found[1], ',');
     REQUIRE(runners.size() == exercises.size());
     for (std::size_t i = 0; i < runners.size(); ++i) {

@@ -17,8 +17,12 @@
 
 #include "support/catch.hpp"
 #include "support/process.hpp"
+#include "text_files.hpp"
 
 namespace fs = std::filesystem;
+
+using lab::test::read_text;
+using lab::test::write_text;
 
 namespace {
 
@@ -27,18 +31,6 @@ const fs::path kWork = fs::path(LAB_BUILD_DIR) / "tests" / "grade-class";
 const fs::path kClass = kWork / "class";
 const fs::path kMarkers = kWork / "markers";
 const fs::path kOut = kWork / "out";
-
-std::string read_text(const fs::path& path) {
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-}
 
 std::string solution(const std::string& exercise, const std::string& file) {
     return read_text(kSource / "solutions" / exercise / file);

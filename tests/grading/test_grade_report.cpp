@@ -9,8 +9,11 @@
 #include "grade/report.hpp"
 #include "lab/check.hpp"
 #include "support/catch.hpp"
+#include "text_files.hpp"
 
 using namespace lab::grade;
+
+using lab::test::decode_base64;
 
 namespace {
 
@@ -26,26 +29,6 @@ std::string error_of(std::string_view points) {
         return error.what();
     }
     return {};
-}
-
-std::string decode_base64(const std::string& text) {
-    static const std::string alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    unsigned buffer = 0;
-    int bits = 0;
-    for (const char c : text) {
-        if (c == '=') {
-            break;
-        }
-        buffer = (buffer << 6) | static_cast<unsigned>(alphabet.find(c));
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out += static_cast<char>((buffer >> bits) & 0xff);
-        }
-    }
-    return out;
 }
 
 StudentOutcome sample_student() {
