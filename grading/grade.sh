@@ -1,191 +1,290 @@
 #!/usr/bin/env bash
-# Grade a copy of the exercises: build each exercise's checks against it, run
-# them check by check on an RDMA device (the host's, or the micro-VM's rxe0),
-# print every check with pass or FAIL, a score per exercise and in total, and
-# write a JUnit XML report.
+# ./lab grade: run the exercise checks on your work, on a whole class, or
+# package them for Gradescope.
 #
-#   ./lab grade [--junit FILE] [DIR]      DIR: a copy of exercises/ (default: exercises/)
+#   ./lab grade [--junit FILE] [--exercises LIST] [DIR]
+#         grade DIR, a copy of exercises/ (default: exercises/): every check
+#         with pass or FAIL and why, a score per exercise, a JUnit report
+#         (default build/grade/grade-report.xml)
+#   ./lab grade --class DIR [--exercises LIST]
+#         grade a class: DIR holds one entry per student, a folder shaped like
+#         exercises/ or a .zip or .tar.gz of one; prints a score table, writes
+#         build/grade/class/gradebook.csv and, per student, a text and a JUnit
+#         report in build/grade/class/reports/
+#   ./lab grade --gradescope
+#         write build/grade/gradescope/autograder.zip (setup.sh, run_autograder)
+#   ./lab grade --submission DIR [--gradescope-results FILE] [--github-output FILE]
+#         grade one submission for a platform (run_autograder, the GitHub
+#         Classroom workflow): results.json, or lines for $GITHUB_OUTPUT
 #
-# An exercise that does not build scores 0 and shows the compiler's first
-# error; an exercise missing from DIR scores 0. Nothing waits forever: the
-# build of each exercise, each check and the whole run have deadlines
-# (RDMA_LAB_BUILD_TIMEOUT, RDMA_LAB_CHECK_TIMEOUT seconds; 600 and 120).
+# LIST: exercise numbers, e.g. 01,05 (default: all). Only the files each
+# exercise names as edited by the student are taken from a submission; they
+# are compiled in a sandbox against the course's objects, built once, and
+# the check programs run in one micro-VM boot, each starting the student's
+# program in a sandbox of its own. Points: grading/points.conf.
+# RDMA_LAB_CHECK_TIMEOUT: seconds a check may take (default 20);
+# RDMA_LAB_POINTS: another points file; RDMA_LAB_GRADE_OUT: another output
+# folder (inside the checkout) instead of build/grade.
 # Exit status: 0 when every check passed, 1 when some failed, 2 on bad usage.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_timeout=${RDMA_LAB_BUILD_TIMEOUT:-600}
-junit=$repo/build/grade/grade-report.xml
+grading=$repo/grading
 
 die() {
     echo "grade: $*" >&2
     exit 2
 }
+say() { echo "grade: $*" >&2; }
 
-dir=''
+usage_line="usage: ./lab grade [--junit FILE] [--exercises LIST] [DIR] | --class DIR | --gradescope"
+mode=single dir='' junit='' exercises_wanted='' submission='' gradescope_results='' github_output=''
 while [ $# -gt 0 ]; do
     case "$1" in
-    --junit)
-        [ $# -ge 2 ] || die "--junit needs a file name"
-        junit=$2
+    --junit | --exercises | --class | --submission | --gradescope-results | --github-output)
+        [ $# -ge 2 ] || die "$1 needs a value ($usage_line)"
+        case "$1" in
+        --junit) junit=$2 ;;
+        --exercises) exercises_wanted=$2 ;;
+        --class) mode=class dir=$2 ;;
+        --submission) mode=submission submission=$2 ;;
+        --gradescope-results) gradescope_results=$2 ;;
+        --github-output) github_output=$2 ;;
+        esac
         shift 2
         ;;
+    --gradescope)
+        mode=package
+        shift
+        ;;
     -h | --help)
-        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
         ;;
-    -*) die "unknown option '$1' (usage: ./lab grade [--junit FILE] [DIR])" ;;
+    -*) die "unknown option '$1' ($usage_line)" ;;
     *)
-        [ -z "$dir" ] || die "one folder only (usage: ./lab grade [--junit FILE] [DIR])"
+        [ -z "$dir" ] || die "one folder only ($usage_line)"
         dir=$1
         shift
         ;;
     esac
 done
-dir=${dir:-$repo/exercises}
-[ -d "$dir" ] || die "'$dir' is not a folder (give a copy of exercises/)"
-dir=$(cd "$dir" && pwd)
-case "$junit" in /*) ;; *) junit=$PWD/$junit ;; esac
+case "$mode" in
+single)
+    dir=${dir:-$repo/exercises}
+    [ -d "$dir" ] || die "'$dir' is not a folder (give a copy of exercises/)"
+    ;;
+class) [ -d "$dir" ] || die "'$dir' is not a folder (give a folder with one entry per student)" ;;
+submission) [ -d "$submission" ] || die "'$submission' is not a folder" ;;
+esac
+[[ $exercises_wanted =~ ^([0-9][0-9](,[0-9][0-9])*)?$ ]] ||
+    die "--exercises takes exercise numbers, e.g. 01,05 (not '$exercises_wanted')"
 
-# The build and the reports live in the repository: the micro-VM can write there.
-build=$repo/build/grade
-reports=$build/reports
-mkdir -p "$build" "$reports" "$(dirname "$junit")"
-rm -rf "${reports:?}"/*
+if [ "$mode" = package ]; then
+    exec "$grading/gradescope/package.sh"
+fi
 
-# The exercises that can be graded: those whose checks the course ships.
+# Where RDMA runs for grading: always the micro-VM, whatever the host has.
+run_in_vm() { "$repo/vm/microvm.sh" --timeout "${RDMA_LAB_GRADE_VM_TIMEOUT:-7200}" -- "$@"; }
+
+started=$SECONDS
+build=${RDMA_LAB_GRADE_BUILD:-$repo/build/default}
+out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade} # inside the checkout: the micro-VM sees it
+course=$out/course
+
+# --- 1. the course's objects and check programs, built once ------------------
+say "building the checks and the course's objects (${build#"$repo"/})"
+mkdir -p "$out"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/configure.log" 2>&1 ||
+        die "cmake configure failed (see $out/configure.log)"
+fi
+cmake --build "$build" --target grade_kit -j 2 >"$out/build.log" 2>&1 || {
+    grep -E 'error' "$out/build.log" | head -n 10 >&2
+    die "building the checks failed (full log: ${out#"$repo"/}/build.log)"
+}
+
+# --- 2. stage the course: headers, objects and recipes, for the sandboxes ----
+rm -rf "$course"
+mkdir -p "$course/include" "$course/lib"
 exercises=()
-for source in "$repo"/tests/exercises/test_[0-9][0-9]_*.cpp; do
-    [ -e "$source" ] || continue
-    name=$(basename "$source" .cpp)
-    exercises+=("${name#test_}")
+for manifest in "$build"/grading/[0-9][0-9]_*.manifest; do
+    [ -e "$manifest" ] || continue
+    exercise=$(basename "$manifest" .manifest)
+    if [ -n "$exercises_wanted" ] && [[ ",$exercises_wanted," != *",${exercise%%_*},"* ]]; then
+        continue
+    fi
+    exercises+=("$exercise")
+    mkdir -p "$course/include/$exercise" "$course/lib/$exercise"
+    edited=() objects=() libraries=() link=() flags=() compiler='' check=''
+    index=0
+    while IFS=$'\t' read -r key value; do
+        case "$key" in
+        edited) edited+=("$value") ;;
+        header) cp "$value" "$course/include/$exercise/" ;;
+        include)
+            (cd "$value" && find . -name '*.hpp' -exec cp --parents {} "$course/include/" \;)
+            ;;
+        object)
+            cp "$value" "$course/lib/$exercise/$index.o"
+            objects+=("lib/$exercise/$index.o")
+            index=$((index + 1))
+            ;;
+        library)
+            cp "$value" "$course/lib/"
+            libraries+=("lib/$(basename "$value")")
+            ;;
+        link) link+=("$value") ;;
+        flag) flags+=("$value") ;;
+        compiler) compiler=$(realpath "$value") ;;
+        check) check=$value ;;
+        esac
+    done <"$manifest"
+    {
+        printf 'COMPILER=%q\n' "$compiler"
+        printf 'FLAGS=(%s)\n' "$(printf '%q ' "${flags[@]}")"
+        printf 'EDITED=(%s)\n' "$(printf '%q ' "${edited[@]}")"
+        printf 'OBJECTS=(%s)\n' "$(printf '%q ' "${objects[@]}")"
+        printf 'LIBRARIES=(%s)\n' "$(printf '%q ' "${libraries[@]}")"
+        printf 'LINK=(%s)\n' "$(printf '%q ' "${link[@]}")"
+    } >"$course/$exercise.build"
+    cp "$build/grading/$exercise.checks" "$course/$exercise.checks"
+    printf '%s\n' "$check" >"$course/$exercise.check"
 done
-[ ${#exercises[@]} -gt 0 ] || die "this checkout has no exercise checks (tests/exercises/)"
+[ ${#exercises[@]} -gt 0 ] || die "no exercise to grade${exercises_wanted:+ among $exercises_wanted}"
+printf '%s\n' "${exercises[@]}" >"$course/exercises.txt"
+cp "$grading/compile-exercise.sh" "$grading/intake.sh" "$course/"
 
-echo "grade: grading $dir"
-echo "grade: configuring (build/grade)"
-if ! timeout "$build_timeout" cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DLAB_EXERCISES_DIR="$dir" >"$build/configure.log" 2>&1; then
-    first=$(grep -m 1 -A 3 'CMake Error' "$build/configure.log" | tr '\n' ' ' || true)
-    configure_error="cmake configure failed: ${first:-see build/grade/configure.log}"
-    echo "grade: $configure_error" >&2
+# The compiler and the unpacking run in a sandbox that sees none of this
+# checkout. Where this host allows no namespaces (Gradescope's container),
+# that is acceptable only for a course tree without solutions.
+if ! "$grading/host-sandbox.sh" --check; then
+    if [ -d "$repo/solutions" ]; then
+        die "this host allows no mount namespaces, so a submission could #include the solutions in $repo/solutions; grade where unshare works (root, or user namespaces)"
+    fi
+    export RDMA_LAB_HOST_SANDBOX=none
 fi
 
-# Build each exercise's checks on its own, so that one that does not compile
-# costs only its own points.
-to_run=()
-for exercise in "${exercises[@]}"; do
-    number=${exercise%%_*}
-    target=check_ex${number}_${exercise#*_}
-    mkdir -p "$reports/$exercise"
-    if [ ! -d "$dir/$exercise" ]; then
-        printf 'missing\t%s\n' "there is no folder $exercise in $dir" >"$reports/$exercise/build.tsv"
-        continue
-    fi
-    if [ -n "${configure_error:-}" ]; then
-        printf 'error\t%s\n' "$configure_error" >"$reports/$exercise/build.tsv"
-        continue
-    fi
-    echo "grade: building the checks of $exercise"
-    log=$reports/$exercise/build.log
-    if timeout "$build_timeout" cmake --build "$build" --target "$target" -j2 >"$log" 2>&1; then
-        to_run+=("$exercise=$build/tests/$target")
+# --- 3. the submissions: only the edited files of each ------------------------
+case "$mode" in
+single) work=$out/work ;;
+class) work=$out/class/work ;;
+submission) work=$out/submission/work ;;
+esac
+rm -rf "$work"
+mkdir -p "$work"
+students=()
+
+# intake STUDENT KIND PATH: copy the edited files of one submission.
+intake() {
+    local student=$1 kind=$2 path=$3 folder archive=''
+    mkdir -p "$work/$student"
+    if [ "$kind" = folder ]; then
+        folder=$(cd "$path" && pwd)
     else
-        status=$?
-        if [ "$status" = 124 ]; then
-            reason="the build took longer than $build_timeout s"
-        else
-            reason=$(grep -m 1 -E 'error:|Error [0-9]|No rule to make target' "$log" || true)
-            reason=${reason#"$repo/"}
-            reason=${reason#"$dir/"}
+        folder=$(cd "$(dirname "$path")" && pwd)
+        archive=$(basename "$path")
+    fi
+    # shellcheck disable=SC2016 # the sandbox's shell expands it
+    "$grading/host-sandbox.sh" --timeout 120 --ro "$folder:/in" --ro "$course:/course" \
+        --rw "$work/$student:/out" -- \
+        bash -c 'exec bash "${LAB_PATH_COURSE:-/course}/intake.sh" "$@"' intake "$kind" "$archive" ||
+        say "$student: the submission could not be read completely"
+    students+=("$student")
+}
+
+case "$mode" in
+single) intake "$(basename "$(cd "$dir" && pwd)" | tr -c 'A-Za-z0-9._\n-' '_')" folder "$dir" ;;
+submission) intake submission folder "$submission" ;;
+class)
+    declare -A taken=()
+    shopt -s nullglob
+    for entry in "$dir"/*; do
+        base=$(basename "$entry")
+        case "$base" in
+        *.zip) kind=zip name=${base%.zip} ;;
+        *.tar.gz) kind=tar name=${base%.tar.gz} ;;
+        *.tgz) kind=tar name=${base%.tgz} ;;
+        *)
+            if [ -d "$entry" ] && [ ! -L "$entry" ]; then
+                kind=folder name=$base
+            else
+                say "skipping $base: not a folder, .zip or .tar.gz"
+                continue
+            fi
+            ;;
+        esac
+        name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '_')
+        if [ -n "${taken[$name]:-}" ]; then
+            say "skipping $base: a submission named $name was already taken"
+            continue
         fi
-        printf 'error\t%s\n' "does not build: ${reason:-see build/grade/reports/$exercise/build.log}" \
-            >"$reports/$exercise/build.tsv"
+        taken[$name]=1
+        intake "$name" "$kind" "$entry"
+    done
+    [ ${#students[@]} -gt 0 ] || die "$dir holds no submissions (folders, .zip or .tar.gz files)"
+    ;;
+esac
+say "${#students[@]} submission(s), ${#exercises[@]} exercise(s)"
+
+# --- 4. compile each student's files in the sandbox, two at a time -------------
+compile_student() {
+    local student=$1
+    mkdir -p "$work/$student/build"
+    # shellcheck disable=SC2016 # the inner shell expands it
+    "$grading/host-sandbox.sh" --timeout $((90 * ${#exercises[@]})) --ro "$course:/course" \
+        --ro "$work/$student/src:/src" --rw "$work/$student/build:/out" -- \
+        bash -c 'for exercise; do bash "${LAB_PATH_COURSE:-/course}/compile-exercise.sh" "$exercise"; done' \
+        compile "${exercises[@]}" >"$work/$student/build/sandbox.log" 2>&1 ||
+        say "$student: the compile sandbox ended with status $?"
+}
+compile_started=$SECONDS
+running=0
+for student in "${students[@]}"; do
+    mkdir -p "$work/$student/src"
+    compile_student "$student" &
+    running=$((running + 1))
+    if [ "$running" -ge "${RDMA_LAB_GRADE_COMPILE_JOBS:-2}" ]; then
+        wait -n || true
+        running=$((running - 1))
     fi
 done
+wait || true
+say "compiled in $((SECONDS - compile_started)) s"
 
-if [ ${#to_run[@]} -gt 0 ]; then
-    echo "grade: running the checks on an RDMA device"
-    "$repo/vm/on-target.sh" "$repo/grading/run-checks.sh" "$reports" "${to_run[@]}" ||
-        echo "grade: the run on the device ended with status $? (results so far are used)" >&2
-fi
+# --- 5. run the checks: one micro-VM boot for everyone -------------------------
+check_started=$SECONDS
+say "running the checks in the micro-VM"
+run_in_vm "$grading/in-vm.sh" "$course" "$work" "${students[@]}" ||
+    say "the micro-VM run ended with status $? (the results so far are used)"
+say "checks ran in $((SECONDS - check_started)) s"
 
-# --- scores and the JUnit report ----------------------------------------------
-
-xml_escape() {
-    local text=$1
-    text=${text//&/&amp;}
-    text=${text//</&lt;}
-    text=${text//>/&gt;}
-    text=${text//\"/&quot;}
-    printf '%s' "$text"
-}
-
-# A <testcase> that failed without a Catch2 report of its own (a build error, a timeout).
-failed_case() { # EXERCISE NAME REASON TYPE
-    printf '    <testcase classname="%s" name="%s" time="0">\n' "$1" "$(xml_escape "$2")"
-    printf '      <failure message="%s" type="%s"/>\n' "$(xml_escape "$3")" "$4"
-    printf '    </testcase>\n'
-}
-
-# The <testcase> elements of one Catch2 JUnit report, re-labelled with the exercise.
-testcases_of() { # REPORT EXERCISE
-    awk -v exercise="$2" '
-        /<testcase / { inside = 1 }
-        inside { sub(/classname="[^"]*"/, "classname=\"" exercise "\""); print }
-        inside && (/<testcase [^>]*\/>/ || /<\/testcase>/) { inside = 0 }
-    ' "$1"
-}
-
-echo
-echo "Scores"
-total_points=0
-all_passed=1
-suites=''
-for exercise in "${exercises[@]}"; do
-    results=$reports/$exercise/results.tsv
-    cases=''
-    if [ -f "$reports/$exercise/build.tsv" ] || [ ! -s "$results" ]; then
-        reason=$(cut -f 2 "$reports/$exercise/build.tsv" 2>/dev/null || echo "the checks did not run")
-        printf '  %-26s   0 points   %s\n' "$exercise" "$reason"
-        all_passed=0
-        suites+="  <testsuite name=\"$exercise\" tests=\"1\" failures=\"1\" errors=\"0\">"$'\n'
-        suites+="$(failed_case "$exercise" build "$reason" build)"$'\n'
-        suites+="  </testsuite>"$'\n'
-        continue
-    fi
-    passed=0 count=0 index=0
-    while IFS=$'\t' read -r result check reason; do
-        index=$((index + 1))
-        count=$((count + 1))
-        report=$reports/$exercise/check-$index.xml
-        if [ "$result" = pass ]; then
-            passed=$((passed + 1))
-        else
-            all_passed=0
-        fi
-        if [ "$result" != timeout ] && [ -s "$report" ] && grep -q '<testcase ' "$report"; then
-            cases+="$(testcases_of "$report" "$exercise")"$'\n'
-        else
-            cases+="$(failed_case "$exercise" "$check" "$reason" "$result")"$'\n'
-        fi
-    done <"$results"
-    points=$((100 * passed / count))
-    total_points=$((total_points + points))
-    printf '  %-26s %3d points   %d of %d checks passed\n' "$exercise" "$points" "$passed" "$count"
-    suites+="  <testsuite name=\"$exercise\" tests=\"$count\" failures=\"$((count - passed))\" errors=\"0\">"$'\n'
-    suites+="$cases  </testsuite>"$'\n'
-done
-total=$((total_points / ${#exercises[@]}))
-printf '  %-26s %3d points   (the mean of %d exercises, each out of 100)\n' total "$total" \
-    "${#exercises[@]}"
-
-{
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo "<testsuites name=\"rdma-verbs-lab exercises\">"
-    printf '%s' "$suites"
-    echo '</testsuites>'
-} >"$junit"
-echo
-echo "grade: JUnit report: ${junit#"$repo/"}"
-[ "$all_passed" = 1 ]
+# --- 6. scores and reports ----------------------------------------------------
+report=("$build/grading/lab_grade_report" --course "$course" --work "$work"
+    --points "${RDMA_LAB_POINTS:-$grading/points.conf}")
+status=0
+case "$mode" in
+single)
+    junit=${junit:-$out/grade-report.xml}
+    case "$junit" in /*) ;; *) junit=$PWD/$junit ;; esac
+    echo
+    "${report[@]}" --print checks --junit "$junit" --reports "$out/reports" || status=$?
+    echo
+    say "JUnit report: $junit"
+    ;;
+class)
+    "${report[@]}" --print table --reports "$out/class/reports" \
+        --gradebook "$out/class/gradebook.csv" || status=$?
+    echo
+    say "gradebook: ${out#"$repo"/}/class/gradebook.csv; reports: ${out#"$repo"/}/class/reports/"
+    ;;
+submission)
+    args=(--print checks --reports "$out/submission/reports")
+    [ -z "$gradescope_results" ] || args+=(--gradescope "$gradescope_results")
+    [ -z "$github_output" ] || args+=(--github "$github_output")
+    "${report[@]}" "${args[@]}" || status=$?
+    ;;
+esac
+say "graded ${#students[@]} submission(s) in $((SECONDS - started)) s"
+[ "$status" -le 1 ] || die "the reports could not be written"
+exit "$status"

@@ -1,54 +1,167 @@
-# The exercises' checks. Each tests/exercises/test_NN_name.cpp is compiled
-# twice (see exercises/ and solutions/ and the top-level CMakeLists.txt):
+# The exercises' checks and the grading machinery (grading/, exercises/README.md).
 #
-#   check_solNN_name  linked with the solution (this repository's exercise
-#                     with the files of solutions/NN_name): registered with
-#                     CTest, one test per check (labels exercise, rxe); all of
-#                     them must pass.
-#   check_exNN_name   linked with the exercise (the skeleton, or a student's
-#                     copy via -DLAB_EXERCISES_DIR): NOT registered one by one.
-#                     test_exercise_skeletons runs it and requires that checks
-#                     fail and that the failures name every TODO function.
-#
-# ./lab grade (grading/grade.sh) builds the check_ex* programs of a student's
-# folder and runs them check by check.
+# An exercise is graded by two programs: check_NN_name (course code only)
+# and the student's program, built from the student's edited files and the
+# course's objects (given files, lab_common, subject_NN_name.cpp's scenarios).
+# The check program starts the student's program in a sandbox for each check
+# and judges from outside. Here:
+#   check_NN_name      registered with CTest, one test per check (labels
+#                      exercise, rxe), run against the solution: all pass;
+#   test_exercise_skeletons  runs each check program against the skeleton:
+#                      every check fails, naming every TODO;
+#   test_sandbox       a misbehaving program: every way it fails is caught;
+#   test_grade_report  the scores and reports, from files;
+#   test_grade_class   ./lab grade --class on a class of good, bad and cheating
+#                      submissions (boots its own micro-VM: label grade-class);
+#   grading_gradescope the Gradescope package in a container laid out like
+#                      Gradescope's (label docker).
 
-set(lab_exercise_check_programs "")
+# --- grading: checks that run the student's program as a separate process ---
+set(lab_grade_dir "${PROJECT_SOURCE_DIR}/grading/grade")
+add_library(lab_grade_subject STATIC "${lab_grade_dir}/channel.cpp" "${lab_grade_dir}/subject_main.cpp")
+target_include_directories(lab_grade_subject PUBLIC "${PROJECT_SOURCE_DIR}/grading")
+target_link_libraries(lab_grade_subject PUBLIC lab_common)
 
-# lab_add_exercise_checks(NN NAME LIBRARY lib): exercise NN_NAME, whose folder
-# builds the library exNN_lib / solNN_lib that the checks link with.
-function(lab_add_exercise_checks number name)
+add_library(lab_grade_checker STATIC "${lab_grade_dir}/sandbox.cpp" "${lab_grade_dir}/student.cpp"
+  "${lab_grade_dir}/trace.cpp" "${lab_grade_dir}/peer.cpp")
+target_link_libraries(lab_grade_checker PUBLIC lab_grade_subject lab_common ${CMAKE_DL_LIBS})
+add_library(lab_grade_listener OBJECT "${lab_grade_dir}/results_listener.cpp")
+target_link_libraries(lab_grade_listener PRIVATE lab_test_support)
+
+# Scores and reports (grading/grade.sh runs it on the host after the checks).
+add_library(lab_grade_reports STATIC "${lab_grade_dir}/report.cpp")
+target_include_directories(lab_grade_reports PUBLIC "${PROJECT_SOURCE_DIR}/grading")
+target_link_libraries(lab_grade_reports PUBLIC lab_common)
+add_executable(lab_grade_report "${PROJECT_SOURCE_DIR}/grading/report_main.cpp")
+target_link_libraries(lab_grade_report PRIVATE lab_grade_reports)
+set_target_properties(lab_grade_report PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/grading")
+
+# lab_add_graded_exercise(NN NAME LIBRARY lib): exercise NN_NAME, graded by
+# exercises/check_NN_NAME.cpp (the check program: course code only) running
+# exercises/subject_NN_NAME.cpp (the main() of the student's program). The
+# exercise's CMakeLists.txt names the files a student edits
+# (lab_exercise_files); its library exNN_lib / solNN_lib holds them and the
+# given files. This builds:
+#   subject_solNN_NAME, subject_exNN_NAME  the student's program from the
+#       solution and from the skeleton; check_NN_NAME runs the first by default
+#       (its checks are CTest tests), test_exercise_skeletons the second;
+#   grade_courseNN  the course's objects of a student's program, built once;
+#   build/grading/NN_NAME.manifest  what ./lab grade needs to compile and link
+#       one student's edited files against them, and to run the checks;
+#   build/grading/NN_NAME.checks  the names of the checks, one a line.
+# The student's program and the check program start once per check and per
+# exercise: in the micro-VM's emulated CPU, loading libstdc++ costs more than
+# many checks do, so both carry their C++ runtime.
+set(lab_grade_static_runtime -static-libstdc++ -static-libgcc)
+add_custom_target(grade_kit)
+add_dependencies(grade_kit lab_grade_report)
+set(lab_grade_out "${PROJECT_BINARY_DIR}/grading")
+function(lab_add_graded_exercise number name)
   cmake_parse_arguments(ARG "" "LIBRARY" "" ${ARGN})
-  set(source exercises/test_${number}_${name}.cpp)
-  if(TARGET sol${number}_${ARG_LIBRARY})
-    lab_add_test(check_sol${number}_${name} ${source} LABELS exercise rxe TIMEOUT 300)
-    target_link_libraries(check_sol${number}_${name} PRIVATE sol${number}_${ARG_LIBRARY})
+  set(exercise ${number}_${name})
+  set(folder "${PROJECT_SOURCE_DIR}/exercises/${exercise}")
+  set(check check_${exercise})
+  get_property(edited GLOBAL PROPERTY lab_edited_files_${exercise})
+  if(NOT edited)
+    message(FATAL_ERROR "exercises/${exercise}/CMakeLists.txt names no edited file (lab_exercise_files)")
   endif()
-  if(TARGET ex${number}_${ARG_LIBRARY})
-    add_executable(check_ex${number}_${name} ${source})
-    target_link_libraries(check_ex${number}_${name} PRIVATE lab_test_support
-                          ex${number}_${ARG_LIBRARY})
-    set(lab_exercise_check_programs ${lab_exercise_check_programs} check_ex${number}_${name}
-        PARENT_SCOPE)
+  foreach(kind sol ex)
+    if(TARGET ${kind}${number}_${ARG_LIBRARY})
+      add_executable(subject_${kind}${exercise} exercises/subject_${exercise}.cpp)
+      target_link_libraries(subject_${kind}${exercise} PRIVATE lab_grade_subject
+                            ${kind}${number}_${ARG_LIBRARY})
+      target_link_options(subject_${kind}${exercise} PRIVATE ${lab_grade_static_runtime})
+    endif()
+  endforeach()
+  set(depends "")
+  if(TARGET subject_sol${exercise})
+    set(depends DEPENDS subject_sol${exercise})
   endif()
+  lab_add_test(${check} exercises/${check}.cpp LABELS exercise rxe TIMEOUT 300 ${depends})
+  target_link_libraries(${check} PRIVATE lab_grade_checker lab_grade_listener)
+  target_link_options(${check} PRIVATE ${lab_grade_static_runtime})
+  add_custom_command(TARGET ${check} POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" -D "PROGRAM=$<TARGET_FILE:${check}>"
+            -D "OUTPUT=${lab_grade_out}/${exercise}.checks" -D "CATCH_VERSION=${LAB_CATCH_VERSION}"
+            -P "${PROJECT_SOURCE_DIR}/grading/list-checks.cmake"
+    VERBATIM)
+
+  # The course's part of a student's program: the given files (the library's
+  # sources but the edited ones) and the scenarios.
+  get_target_property(sources ex${number}_${ARG_LIBRARY} SOURCES)
+  set(given "")
+  foreach(source IN LISTS sources)
+    get_filename_component(file "${source}" NAME)
+    if(NOT file IN_LIST edited)
+      if(NOT IS_ABSOLUTE "${source}")
+        set(source "${folder}/${source}")
+      endif()
+      list(APPEND given "${source}")
+    endif()
+  endforeach()
+  add_library(grade_course${number} OBJECT exercises/subject_${exercise}.cpp ${given})
+  target_include_directories(grade_course${number} PRIVATE "${folder}")
+  target_link_libraries(grade_course${number} PRIVATE lab_grade_subject)
+  add_dependencies(grade_kit grade_course${number} ${check} lab_grade_subject lab_common)
+  if(TARGET subject_ex${exercise})
+    set_property(GLOBAL APPEND PROPERTY lab_graded_programs ${check} subject_ex${exercise})
+  endif()
+
+  file(GLOB headers "${folder}/*.hpp")
+  list(JOIN edited "\nedited\t" edited_lines)
+  list(JOIN headers "\nheader\t" header_lines)
+  file(GENERATE OUTPUT "${lab_grade_out}/${exercise}.manifest" CONTENT
+"exercise\t${exercise}
+check\t$<TARGET_FILE:${check}>
+edited\t${edited_lines}
+header\t${header_lines}
+include\t${PROJECT_SOURCE_DIR}/common
+object\t$<JOIN:$<TARGET_OBJECTS:grade_course${number}>,\nobject\t>
+library\t$<TARGET_FILE:lab_grade_subject>
+library\t$<TARGET_FILE:lab_common>
+link\t$<JOIN:${IBVERBS_LINK_LIBRARIES},\nlink\t>
+link\t-pthread
+link\t-static-libstdc++
+link\t-static-libgcc
+compiler\t${CMAKE_CXX_COMPILER}
+flag\t-std=c++20
+flag\t-O1
+")
 endfunction()
 
-lab_add_exercise_checks(01 noncontiguous_sge LIBRARY sge)
-lab_add_exercise_checks(02 ud_ping LIBRARY ud)
-lab_add_exercise_checks(03 srq_server LIBRARY srq)
-lab_add_exercise_checks(04 throughput LIBRARY throughput_lib)
-lab_add_exercise_checks(05 fix_the_connection LIBRARY connection)
+# The graded exercises: one line each (see exercises/README.md, "Adding an exercise").
+lab_add_graded_exercise(01 noncontiguous_sge LIBRARY sge)
+lab_add_graded_exercise(02 ud_ping LIBRARY ud)
+lab_add_graded_exercise(03 srq_server LIBRARY srq)
+lab_add_graded_exercise(04 throughput LIBRARY throughput_lib)
+lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
 
-# The untouched skeletons must fail their checks, each TODO by name.
-if(lab_exercise_check_programs)
-  lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
-    LABELS exercise rxe TIMEOUT 600 DEPENDS ${lab_exercise_check_programs})
-  target_compile_definitions(test_exercise_skeletons PRIVATE
-    LAB_EXERCISES_DIR="${LAB_EXERCISES_DIR}")
-endif()
+# The untouched skeletons fail every check, naming each TODO.
+get_property(skeleton_programs GLOBAL PROPERTY lab_graded_programs)
+lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
+  LABELS exercise rxe TIMEOUT 900 DEPENDS ${skeleton_programs})
 
-# The grading scripts themselves.
-if(TARGET check_ex01_noncontiguous_sge)
-  lab_add_test(test_grading exercises/test_grading.cpp
-    LABELS exercise rxe TIMEOUT 600 DEPENDS check_ex01_noncontiguous_sge)
-endif()
+# The sandbox, with a program that misbehaves on purpose.
+add_executable(misbehave grading/misbehave.cpp)
+target_link_libraries(misbehave PRIVATE lab_grade_subject)
+lab_add_test(test_sandbox grading/test_sandbox.cpp LABELS exercise grading bad-input TIMEOUT 300
+  DEPENDS misbehave)
+target_link_libraries(test_sandbox PRIVATE lab_grade_checker)
+
+# Scores and reports, from files.
+lab_add_test(test_grade_report grading/test_grade_report.cpp LABELS unit grading TIMEOUT 60)
+target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
+
+# ./lab grade --class on good, broken and cheating submissions. It boots its
+# own micro-VM, so it runs on the build host (./lab test: label grade-class).
+lab_add_test(test_grade_class grading/test_grade_class.cpp LABELS grading grade-class TIMEOUT 1800
+  DEPENDS grade_kit)
+
+# The Gradescope package in a container laid out like Gradescope's (label docker).
+add_test(NAME grading_gradescope COMMAND "${PROJECT_SOURCE_DIR}/tests/grading/gradescope-test.sh")
+set_tests_properties(grading_gradescope PROPERTIES LABELS "docker;grading" TIMEOUT 3600
+                     SKIP_RETURN_CODE 77)
+
+# The GitHub Classroom workflow template: its command, and what it hands the reporter.
+lab_add_test(test_github_workflow grading/test_github_workflow.cpp LABELS unit grading TIMEOUT 60
+  DEPENDS grade_kit)

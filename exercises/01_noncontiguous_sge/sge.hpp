@@ -2,7 +2,7 @@
  * @file sge.hpp
  * @brief Exercise 01: moving non-contiguous data with scatter/gather entries.
  *
- * Do not change this file: the checks are compiled against it. The first part
+ * Do not change this file: ./lab grade uses the course's own copy. The first part
  * is given (implemented in given.cpp), the second part is yours (sge.cpp).
  *
  * A layout describes non-contiguous data in a buffer: block_num blocks of

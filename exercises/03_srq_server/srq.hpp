@@ -2,7 +2,7 @@
  * @file srq.hpp
  * @brief Exercise 03: one server, several clients, one shared receive queue (SRQ).
  *
- * Do not change this file or given.cpp: the checks are compiled against them.
+ * Do not change this file or given.cpp: ./lab grade uses the course's own copies.
  *
  * A server with one RC QP per client would need receives posted on every QP,
  * sized for the busiest client. With an SRQ, all the server's QPs take their

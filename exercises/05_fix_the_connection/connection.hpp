@@ -3,7 +3,7 @@
  * @brief Exercise 05: a connection with five classic mistakes. Find them by
  *        their error messages and fix them in connection.cpp.
  *
- * Do not change this file or given.cpp: the checks are compiled against them.
+ * Do not change this file or given.cpp: ./lab grade uses the course's own copies.
  * The program (main.cpp) connects two RC QPs of one process (A and B) and
  * tries an RDMA write from A into B's buffer and a send from A to B.
  */

@@ -1,8 +1,9 @@
-// The checks can fail: on the untouched skeleton of every exercise, its
-// check program (built against exercises/NN_name) must report failures, and
-// every function the skeleton leaves as a TODO must be named by one of them.
-// (Exercise 05 has no TODOs but mistakes; test_05's checks all fail on it.)
-// (That every check passes on the solution is shown by the check_sol* tests.)
+// The checks can fail: every exercise's check program, run against the
+// student's program built from the untouched skeleton (subject_exNN_name),
+// fails every check, and the failures name every function the skeleton
+// leaves as a TODO. (Exercise 05 has no TODOs but mistakes: all its checks
+// fail too.) That every check passes on the solution is shown by the
+// check_NN_name tests themselves.
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -17,6 +18,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::string read_text(const fs::path& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
 // The names in todo("name", ...) calls of the exercise's sources.
 std::set<std::string> todo_functions(const fs::path& folder) {
     static const std::regex call(R"re(\btodo\(\s*"([A-Za-z_0-9]+)")re");
@@ -25,10 +33,7 @@ std::set<std::string> todo_functions(const fs::path& folder) {
         if (entry.path().extension() != ".cpp") {
             continue;
         }
-        std::ifstream file(entry.path());
-        std::stringstream text;
-        text << file.rdbuf();
-        const std::string source = text.str();
+        const std::string source = read_text(entry.path());
         for (auto it = std::sregex_iterator(source.begin(), source.end(), call);
              it != std::sregex_iterator(); ++it) {
             names.insert((*it)[1]);
@@ -41,33 +46,38 @@ std::set<std::string> todo_functions(const fs::path& folder) {
 
 TEST_CASE("every exercise's checks fail on its skeleton, naming each TODO", "[exercises]") {
     int exercises = 0;
-    for (const auto& entry : fs::directory_iterator(LAB_EXERCISES_DIR)) {
+    for (const auto& entry : fs::directory_iterator(fs::path(LAB_SOURCE_DIR) / "exercises")) {
         const std::string name = entry.path().filename().string();
         if (!entry.is_directory() || !std::regex_match(name, std::regex(R"(\d\d_\w+)"))) {
             continue;
         }
-        const std::string checks =
-            lab::test::program("tests/check_ex" + name.substr(0, 2) + name.substr(2));
-        if (!fs::exists(checks)) {
+        const std::string checks = lab::test::program("tests/check_" + name);
+        const std::string skeleton = lab::test::program("tests/subject_ex" + name);
+        if (!fs::exists(checks) || !fs::exists(skeleton)) {
             continue;  // an exercise without checks yet
         }
         ++exercises;
         INFO("exercise " << name);
-        // Exercises with unwritten functions mark them todo("name"); each must
-        // be named by a failing check. "Fix the mistakes" exercises have none.
-        const auto todos = todo_functions(entry.path());
-
-        const auto result = lab::test::run({checks}, std::chrono::seconds(400));
-        INFO(result.out.substr(0, 4000) << result.err.substr(0, 2000));
-        CHECK_FALSE(result.timed_out);
-        CHECK(result.exit_code != 0);
-        CHECK(result.exit_code < 128);  // failed checks, not a crash
-        CHECK(std::regex_search(result.out, std::regex(R"(test cases:\s+\d+ \|.*\d+ failed)")));
-        for (const auto& function : todos) {
+        const fs::path results = fs::path(LAB_BUILD_DIR) / "tests" / ("skeleton-" + name + ".tsv");
+        fs::remove(results);
+        const auto run = lab::test::run({"/usr/bin/env", "LAB_SUBJECT=" + skeleton,
+                                         "LAB_GRADE_RESULTS=" + results.string(), checks},
+                                        std::chrono::seconds(500));
+        INFO(run.out.substr(0, 3000) << run.err.substr(0, 1000));
+        CHECK_FALSE(run.timed_out);
+        CHECK(run.exit_code != 0);
+        CHECK(run.exit_code < 128);  // failed checks, not a crash of the check program
+        const std::string lines = read_text(results);
+        INFO(lines);
+        const auto listed = lab::test::lines(lines);
+        CHECK(listed.size() >= 5);
+        for (const auto& line : listed) {
+            CHECK(line.rfind("fail\t", 0) == 0);
+        }
+        for (const auto& function : todo_functions(entry.path())) {
             INFO("TODO function " << function);
-            CHECK(result.out.find("TODO: " + function + " is not written yet") !=
-                  std::string::npos);
+            CHECK(lines.find("TODO: " + function + " is not written yet") != std::string::npos);
         }
     }
-    CHECK(exercises >= 1);
+    CHECK(exercises == 5);
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The grading benchmark: ./lab grade --class on a made-up class of STUDENTS
+# submissions (default 30) of all five exercises, timed from start to
+# gradebook. It runs on this host (grading boots its own micro-VM); the target
+# is 30 students in at most 10 minutes on a 2-core machine without KVM.
+#
+#   bench/grade-class.sh [STUDENTS]
+#
+# The class: two students in three hand in every solution, the others the
+# solutions with one exercise left as the skeleton (which fails every check,
+# each with its reason). Prints the time in all, per student, and of the
+# phases (compile, checks), and the gradebook's first lines.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+students=${1:-30}
+[[ $students =~ ^[1-9][0-9]*$ ]] || {
+    echo "usage: bench/grade-class.sh [STUDENTS]" >&2
+    exit 2
+}
+work=$repo/build/bench-grade-class
+rm -rf "$work"
+mkdir -p "$work/class"
+exercises=(01_noncontiguous_sge 02_ud_ping 03_srq_server 04_throughput 05_fix_the_connection)
+for ((i = 1; i <= students; i++)); do
+    student=$(printf 'student%02d' "$i")
+    skipped=''
+    ((i % 3 == 0)) && skipped=${exercises[$(((i / 3) % 5))]}
+    for exercise in "${exercises[@]}"; do
+        mkdir -p "$work/class/$student/$exercise"
+        if [ "$exercise" = "$skipped" ]; then
+            for file in "$repo/solutions/$exercise"/*.cpp; do
+                cp "$repo/exercises/$exercise/$(basename "$file")" "$work/class/$student/$exercise/"
+            done
+        else
+            cp "$repo/solutions/$exercise"/*.cpp "$work/class/$student/$exercise/"
+        fi
+    done
+done
+
+# Build the course first: the benchmark is about grading, not about a first build.
+echo "grade-class: building the checks (not timed)" >&2
+cmake --build "${RDMA_LAB_GRADE_BUILD:-$repo/build/default}" --target grade_kit -j 2 >/dev/null
+
+echo "grade-class: grading $students students x ${#exercises[@]} exercises" >&2
+log=$work/grade.log
+started=$(date +%s)
+status=0
+RDMA_LAB_GRADE_OUT=$work/out "$repo/grading/grade.sh" --class "$work/class" >"$log" 2>&1 || status=$?
+seconds=$(($(date +%s) - started))
+[ "$status" -le 1 ] || {
+    tail -n 30 "$log" >&2
+    echo "grade-class: grading failed (status $status)" >&2
+    exit 1
+}
+compiled=$(sed -n 's/^grade: compiled in \([0-9]*\) s$/\1/p' "$log")
+checked=$(sed -n 's/^grade: checks ran in \([0-9]*\) s$/\1/p' "$log")
+echo "grade-class: $students students x ${#exercises[@]} exercises in $seconds s" \
+    "($(awk -v s="$seconds" -v n="$students" 'BEGIN {printf "%.1f", s / n}') s per student;" \
+    "compile ${compiled:-?} s, checks in the micro-VM ${checked:-?} s)"
+head -n 4 "$work/out/class/gradebook.csv"

@@ -1,0 +1,432 @@
+#include "trace.hpp"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "lab/check.hpp"
+#include "lab/device.hpp"
+
+namespace lab::grade {
+
+namespace {
+
+constexpr std::size_t kMaxListLength = 1 << 16;  // a longer list is a loop in the program's memory
+constexpr std::size_t kMaxSges = 1024;
+
+enum class Hook { post_send, post_recv, post_srq_recv, modify_qp, modify_srq };
+constexpr std::size_t kHeadBytes = 16;  // of each message, read at the post
+
+struct Breakpoint {
+    Hook hook;
+    std::uintptr_t address = 0;  // in the traced program
+    long original = 0;           // the word the int3 replaced
+};
+
+// Where function @p pointer of this process lives: its library file and offset.
+struct Location {
+    dev_t device = 0;
+    ino_t inode = 0;
+    std::uintptr_t offset = 0;
+};
+
+Location locate(const void* pointer, const char* what) {
+    Dl_info info{};
+    if (pointer == nullptr || ::dladdr(pointer, &info) == 0 || info.dli_fname == nullptr) {
+        throw lab::Error(std::string("cannot find ") + what + " in the verbs libraries");
+    }
+    struct stat file {};
+    if (::stat(info.dli_fname, &file) != 0) {
+        lab::fail(std::string("stat ") + info.dli_fname, errno);
+    }
+    return {file.st_dev, file.st_ino,
+            reinterpret_cast<std::uintptr_t>(pointer) -
+                reinterpret_cast<std::uintptr_t>(info.dli_fbase)};
+}
+
+// The address where @p location is mapped in process @p pid: the start of the
+// file's mapping at offset 0 (its load base) plus the offset.
+std::uintptr_t address_in(pid_t pid, const Location& location) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        std::istringstream fields(line);
+        std::string range, permissions, offset, device;
+        unsigned long inode = 0;
+        fields >> range >> permissions >> offset >> device >> inode;
+        const std::size_t colon = device.find(':');
+        if (inode != location.inode || colon == std::string::npos ||
+            std::stoul(offset, nullptr, 16) != 0) {
+            continue;
+        }
+        const unsigned major = std::stoul(device.substr(0, colon), nullptr, 16);
+        const unsigned minor = std::stoul(device.substr(colon + 1), nullptr, 16);
+        if (makedev(major, minor) != location.device) {
+            continue;
+        }
+        return std::stoull(range.substr(0, range.find('-')), nullptr, 16) + location.offset;
+    }
+    throw lab::Error("the program has not loaded the verbs provider (did it open the device?)");
+}
+
+// Read @p size bytes at @p address of @p pid into @p into; false when unreadable.
+bool read_memory(pid_t pid, std::uintptr_t address, void* into, std::size_t size) {
+    iovec local{into, size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    return ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+template <typename T>
+bool read_struct(pid_t pid, std::uintptr_t address, T& into) {
+    return read_memory(pid, address, &into, sizeof into);
+}
+
+std::vector<ibv_sge> read_sges(pid_t pid, std::uintptr_t address, int count) {
+    std::vector<ibv_sge> sges;
+    if (count <= 0 || address == 0) {
+        return sges;
+    }
+    sges.resize(std::min<std::size_t>(static_cast<std::size_t>(count), kMaxSges));
+    if (!read_memory(pid, address, sges.data(), sges.size() * sizeof(ibv_sge))) {
+        sges.clear();
+    }
+    return sges;
+}
+
+std::uint32_t qp_num_at(pid_t pid, std::uintptr_t qp_address) {
+    ibv_qp qp{};
+    return read_struct(pid, qp_address, qp) ? qp.qp_num : 0;
+}
+
+// Where each hooked function is, found once through this process's own
+// device context (the program under test loads the same libraries).
+const std::vector<std::pair<Hook, Location>>& locations() {
+    static const std::vector<std::pair<Hook, Location>> found = [] {
+        const lab::Context context = lab::open_device("");
+        return std::vector<std::pair<Hook, Location>>{
+            {Hook::post_send,
+             locate(reinterpret_cast<const void*>(context->ops.post_send), "post_send")},
+            {Hook::post_recv,
+             locate(reinterpret_cast<const void*>(context->ops.post_recv), "post_recv")},
+            {Hook::post_srq_recv,
+             locate(reinterpret_cast<const void*>(context->ops.post_srq_recv), "post_srq_recv")},
+            {Hook::modify_qp, locate(::dlsym(RTLD_DEFAULT, "ibv_modify_qp"), "ibv_modify_qp")},
+            {Hook::modify_srq, locate(::dlsym(RTLD_DEFAULT, "ibv_modify_srq"), "ibv_modify_srq")},
+        };
+    }();
+    return found;
+}
+
+#if defined(__x86_64__)
+// Do what the instruction under the int3 would have done, so that the thread
+// can go on without a single step (half the stops). Only the first
+// instructions seen in rdma-core's functions: endbr64, push of a register,
+// mov (%rdi),%rax. Anything else is stepped over for real.
+bool emulate_first_instruction(pid_t thread, const Breakpoint& breakpoint, user_regs_struct& regs) {
+    unsigned char code[8];
+    std::memcpy(code, &breakpoint.original, sizeof code);
+    unsigned long long* pushed = nullptr;
+    std::size_t length = 0;
+    if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa) {
+        regs.rip = breakpoint.address + 4;  // endbr64: nothing to do
+        return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+    }
+    if (code[0] == 0x48 && code[1] == 0x8b && code[2] == 0x07) {  // mov (%rdi),%rax
+        errno = 0;
+        const long value = ::ptrace(PTRACE_PEEKDATA, thread, regs.rdi, nullptr);
+        if (errno != 0) {
+            return false;
+        }
+        regs.rax = static_cast<unsigned long long>(value);
+        regs.rip = breakpoint.address + 3;
+        return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+    }
+    unsigned long long* const low[] = {&regs.rax, &regs.rcx, &regs.rdx, &regs.rbx,
+                                       &regs.rsp, &regs.rbp, &regs.rsi, &regs.rdi};
+    unsigned long long* const high[] = {&regs.r8,  &regs.r9,  &regs.r10, &regs.r11,
+                                        &regs.r12, &regs.r13, &regs.r14, &regs.r15};
+    if (code[0] >= 0x50 && code[0] <= 0x57) {
+        pushed = low[code[0] - 0x50];
+        length = 1;
+    } else if (code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57) {
+        pushed = high[code[1] - 0x50];
+        length = 2;
+    }
+    if (pushed == nullptr || pushed == &regs.rsp) {
+        return false;
+    }
+    const unsigned long long value = *pushed;
+    regs.rsp -= 8;
+    if (::ptrace(PTRACE_POKEDATA, thread, regs.rsp, value) != 0) {
+        return false;
+    }
+    regs.rip = breakpoint.address + length;
+    return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+}
+#endif
+
+}  // namespace
+
+std::string read_program_memory(pid_t pid, std::uint64_t address, std::size_t size) {
+    std::string bytes(size, '\0');
+    if (!read_memory(pid, static_cast<std::uintptr_t>(address), bytes.data(), size)) {
+        return {};
+    }
+    return bytes;
+}
+
+std::uint64_t PostedRequest::length() const {
+    std::uint64_t total = 0;
+    for (const ibv_sge& sge : sges) {
+        total += sge.length;
+    }
+    return total;
+}
+
+Tracer::Tracer(pid_t pid, unsigned watch) : pid_(pid), watch_(watch) {
+#if !defined(__x86_64__)
+    throw lab::Error("tracing a student's program needs x86-64 (the micro-VM is one)");
+#endif
+    thread_ = std::thread([this] { run(); });
+    std::unique_lock lock(mutex_);
+    armed_changed_.wait(lock, [this] { return armed_ || !problem_.empty(); });
+    if (!armed_) {
+        const std::string why = problem_;
+        lock.unlock();
+        thread_.join();
+        throw lab::Error("cannot watch the program's work requests: " + why);
+    }
+}
+
+Tracer::~Tracer() {
+    // The thread ends when the program does; the owner stops the program first.
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+}
+
+std::vector<PostedRequest> Tracer::take_requests() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(requests_, {});
+}
+
+std::vector<QpChange> Tracer::take_qp_changes() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(qp_changes_, {});
+}
+
+std::vector<SrqChange> Tracer::take_srq_changes() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(srq_changes_, {});
+}
+
+std::string Tracer::problem() {
+    std::lock_guard lock(mutex_);
+    return problem_;
+}
+
+void Tracer::run() {
+#if defined(__x86_64__)
+    const auto give_up = [this](const std::string& why) {
+        std::lock_guard lock(mutex_);
+        problem_ = why.empty() ? "unknown" : why;
+        armed_changed_.notify_all();
+    };
+    std::vector<Breakpoint> breakpoints;
+    try {
+        std::vector<std::pair<Hook, Location>> hooks;
+        for (const auto& [hook, location] : locations()) {
+            const unsigned bit = hook == Hook::post_send       ? kSends
+                                 : hook == Hook::post_recv     ? kReceives
+                                 : hook == Hook::post_srq_recv ? kSharedReceives
+                                 : hook == Hook::modify_qp     ? kQpChanges
+                                                               : kSrqChanges;
+            if (watch_ & bit) {
+                hooks.emplace_back(hook, location);
+            }
+        }
+        if (::ptrace(PTRACE_SEIZE, pid_, nullptr, PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE) != 0) {
+            lab::fail("ptrace(PTRACE_SEIZE)", errno);
+        }
+        ::ptrace(PTRACE_INTERRUPT, pid_, nullptr, nullptr);
+        int status = 0;
+        if (::waitpid(pid_, &status, __WALL | __WNOTHREAD) != pid_ || !WIFSTOPPED(status)) {
+            throw lab::Error("the program ended before it could be watched");
+        }
+        for (const auto& [hook, location] : hooks) {
+            Breakpoint breakpoint{hook, address_in(pid_, location), 0};
+            errno = 0;
+            breakpoint.original = ::ptrace(PTRACE_PEEKTEXT, pid_, breakpoint.address, nullptr);
+            if (errno != 0) {
+                lab::fail("ptrace(PTRACE_PEEKTEXT)", errno);
+            }
+            const long patched = (breakpoint.original & ~0xffL) | 0xcc;
+            if (::ptrace(PTRACE_POKETEXT, pid_, breakpoint.address, patched) != 0) {
+                lab::fail("ptrace(PTRACE_POKETEXT)", errno);
+            }
+            breakpoints.push_back(breakpoint);
+        }
+        ::ptrace(PTRACE_CONT, pid_, nullptr, nullptr);
+    } catch (const std::exception& error) {
+        ::ptrace(PTRACE_DETACH, pid_, nullptr, nullptr);
+        give_up(error.what());
+        return;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        armed_ = true;
+        armed_changed_.notify_all();
+    }
+
+    std::size_t calls = 0;
+    const auto on_breakpoint = [&](pid_t thread, const Breakpoint& breakpoint,
+                                   const user_regs_struct& registers) {
+        const pid_t process = pid_;
+        if (breakpoint.hook == Hook::modify_qp) {
+            QpChange change;
+            change.qp_num = qp_num_at(process, registers.rdi);
+            change.mask = static_cast<int>(registers.rdx);
+            read_struct(process, registers.rsi, change.attr);
+            std::lock_guard lock(mutex_);
+            qp_changes_.push_back(change);
+            return;
+        }
+        if (breakpoint.hook == Hook::modify_srq) {
+            SrqChange change;
+            change.mask = static_cast<int>(registers.rdx);
+            read_struct(process, registers.rsi, change.attr);
+            std::lock_guard lock(mutex_);
+            srq_changes_.push_back(change);
+            return;
+        }
+        (void)thread;
+        std::vector<PostedRequest> seen;
+        const std::size_t call = calls++;
+        const std::uint32_t qp_num =
+            breakpoint.hook == Hook::post_srq_recv ? 0 : qp_num_at(process, registers.rdi);
+        std::uintptr_t next = registers.rsi;
+        for (std::size_t position = 0; next != 0 && position < kMaxListLength; ++position) {
+            PostedRequest request;
+            request.call = call;
+            request.position = position;
+            request.qp_num = qp_num;
+            if (breakpoint.hook == Hook::post_send) {
+                ibv_send_wr wr{};
+                if (!read_struct(process, next, wr)) {
+                    break;
+                }
+                request.queue = PostedRequest::Queue::send;
+                request.wr_id = wr.wr_id;
+                request.opcode = wr.opcode;
+                request.send_flags = wr.send_flags;
+                request.sges =
+                    read_sges(process, reinterpret_cast<std::uintptr_t>(wr.sg_list), wr.num_sge);
+                request.remote_addr = wr.wr.rdma.remote_addr;
+                request.rkey = wr.wr.rdma.rkey;
+                request.remote_qpn = wr.wr.ud.remote_qpn;
+                request.remote_qkey = wr.wr.ud.remote_qkey;
+                if (!request.sges.empty()) {
+                    request.head.resize(std::min<std::size_t>(kHeadBytes, request.sges[0].length));
+                    if (!read_memory(process, request.sges[0].addr, request.head.data(),
+                                     request.head.size())) {
+                        request.head.clear();
+                    }
+                }
+                next = reinterpret_cast<std::uintptr_t>(wr.next);
+            } else {
+                ibv_recv_wr wr{};
+                if (!read_struct(process, next, wr)) {
+                    break;
+                }
+                request.queue = breakpoint.hook == Hook::post_recv
+                                    ? PostedRequest::Queue::receive
+                                    : PostedRequest::Queue::shared_receive;
+                request.wr_id = wr.wr_id;
+                request.sges =
+                    read_sges(process, reinterpret_cast<std::uintptr_t>(wr.sg_list), wr.num_sge);
+                next = reinterpret_cast<std::uintptr_t>(wr.next);
+            }
+            seen.push_back(std::move(request));
+        }
+        std::lock_guard lock(mutex_);
+        requests_.insert(requests_.end(), std::make_move_iterator(seen.begin()),
+                         std::make_move_iterator(seen.end()));
+    };
+
+    for (;;) {
+        // Look first (WNOWAIT): the program's own exit is left for its parent to collect.
+        siginfo_t info{};
+        if (::waitid(P_ALL, 0, &info, WEXITED | WSTOPPED | __WALL | __WNOTHREAD | WNOWAIT) != 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return;  // no tracee left
+        }
+        const pid_t thread = info.si_pid;
+        const bool gone =
+            info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+        if (gone && thread == pid_) {
+            return;  // ending this thread detaches: the parent then reaps the program
+        }
+        int status = 0;
+        if (::waitpid(thread, &status, __WALL | __WNOTHREAD) != thread || gone) {
+            continue;
+        }
+        if (!WIFSTOPPED(status)) {
+            continue;
+        }
+        const int signal_number = WSTOPSIG(status);
+        const int event = status >> 16;
+        if (event != 0) {  // a new thread, an interrupt or a group stop: let it run
+            ::ptrace(PTRACE_CONT, thread, nullptr, nullptr);
+            continue;
+        }
+        if (signal_number == SIGTRAP) {
+            user_regs_struct registers{};
+            ::ptrace(PTRACE_GETREGS, thread, nullptr, &registers);
+            const Breakpoint* hit = nullptr;
+            for (const Breakpoint& breakpoint : breakpoints) {
+                if (registers.rip - 1 == breakpoint.address) {
+                    hit = &breakpoint;
+                }
+            }
+            if (hit != nullptr) {
+                on_breakpoint(thread, *hit, registers);
+                if (emulate_first_instruction(thread, *hit, registers)) {
+                    ::ptrace(PTRACE_CONT, thread, nullptr, nullptr);
+                    continue;
+                }
+                // Step over the real first instruction, then put the int3 back.
+                ::ptrace(PTRACE_POKETEXT, thread, hit->address, hit->original);
+                registers.rip = hit->address;
+                ::ptrace(PTRACE_SETREGS, thread, nullptr, &registers);
+                ::ptrace(PTRACE_SINGLESTEP, thread, nullptr, nullptr);
+                int step_status = 0;
+                ::waitpid(thread, &step_status, __WALL | __WNOTHREAD);
+                if (WIFSTOPPED(step_status)) {
+                    ::ptrace(PTRACE_POKETEXT, thread, hit->address,
+                             (hit->original & ~0xffL) | 0xcc);
+                    ::ptrace(PTRACE_CONT, thread, nullptr, nullptr);
+                } else if (thread == pid_) {
+                    return;
+                }
+                continue;
+            }
+        }
+        ::ptrace(PTRACE_CONT, thread, nullptr, signal_number);  // its own signal: deliver it
+    }
+#endif
+}
+
+}  // namespace lab::grade

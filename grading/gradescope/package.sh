@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# ./lab grade --gradescope: the autograder package for Gradescope (and for
+# GitHub Classroom's workflow).
+#
+# Writes build/grade/gradescope/autograder.zip: setup.sh and run_autograder
+# at its root (Gradescope's layout), the course without its solutions, and
+# the micro-VM's kernel and initramfs (vm-cache/), so that grading needs no
+# kernel download and works on any Linux host with qemu.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade}/gradescope
+die() {
+    echo "gradescope: $*" >&2
+    exit 2
+}
+
+# The micro-VM's kernel and initramfs, from its cache (built once if needed).
+cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
+"$repo/vm/microvm.sh" --prepare >/dev/null || die "the micro-VM's kernel is not available"
+[ -f "$cache/kernel/ready" ] ||
+    die "no packaged kernel in $cache/kernel (this host boots the micro-VM with its own kernel; set RDMA_LAB_CACHE to a cache made on a host without rdma_rxe)"
+version=$(cat "$cache/kernel/ready")
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-gradescope.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+# The course as this checkout has it (tracked and new files), without what
+# students must not see or the grader does not need.
+(cd "$repo" && git ls-files -co --exclude-standard 2>/dev/null || find . -type f -printf '%P\n') |
+    grep -vE '^(solutions|slides|build)/|(^|/)node_modules/|^\.git' |
+    (cd "$repo" && xargs -d '\n' cp --parents -t "$stage" 2>/dev/null) || true
+[ -x "$stage/grading/grade.sh" ] || die "the course files could not be staged"
+[ ! -e "$stage/solutions" ] || die "the solutions must not be packaged"
+cp "$repo/grading/gradescope/setup.sh" "$repo/grading/gradescope/run_autograder" "$stage/"
+mkdir -p "$stage/vm-cache/kernel/boot"
+cp "$cache/kernel/ready" "$stage/vm-cache/kernel/"
+cp "$cache/kernel/boot/vmlinuz-$version" "$stage/vm-cache/kernel/boot/"
+initramfs=("$cache"/initramfs-"$version"-*.cpio.gz)
+[ -f "${initramfs[0]}" ] || die "no initramfs for $version in $cache"
+cp "${initramfs[@]}" "$stage/vm-cache/"
+
+mkdir -p "$out"
+rm -f "$out/autograder.zip"
+(cd "$stage" && zip -qr -X "$out/autograder.zip" .)
+echo "gradescope: wrote ${out#"$repo"/}/autograder.zip ($(du -h "$out/autograder.zip" | cut -f1)): upload it as the autograder of a Gradescope programming assignment (README, \"Grading a class\")"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The grading run inside the micro-VM (one boot for a whole class): for every
+# student and exercise whose program was built, run the exercise's check
+# program against it. The check programs run as root here; each starts the
+# student's program in its sandbox (an unprivileged user with nothing but a
+# scratch folder, LAB_SANDBOX=strict).
+#
+#   grading/in-vm.sh COURSE WORK STUDENT...
+#
+# COURSE is the staged course (EXERCISE.check names each check program),
+# WORK holds STUDENT/build/EXERCISE/program; results go to
+# WORK/STUDENT/results/EXERCISE.tsv (one line per check) and .log (the check
+# program's own output). RDMA_LAB_GRADE_JOBS check programs run at once
+# (default 2, one per virtual CPU).
+set -uo pipefail
+course=$1 work=$2
+shift 2
+jobs=${RDMA_LAB_GRADE_JOBS:-2}
+check_timeout=${RDMA_LAB_CHECK_TIMEOUT:-20}
+export LAB_SANDBOX=strict RDMA_LAB_CHECK_TIMEOUT=$check_timeout
+
+mapfile -t exercises <"$course/exercises.txt"
+
+grade_one() { # STUDENT EXERCISE
+    local student=$1 exercise=$2 results=$work/$1/results
+    local checks
+    checks=$(grep -c . "$course/$exercise.checks")
+    mkdir -p "$results"
+    rm -f "$results/$exercise.tsv"
+    # A check takes at most its deadline and a few seconds more; the check program as a whole too.
+    LAB_SUBJECT=$work/$student/build/$exercise/program LAB_GRADE_RESULTS=$results/$exercise.tsv \
+        timeout -k 10 $((checks * (check_timeout + 15) + 30)) "$(cat "$course/$exercise.check")" \
+        >"$results/$exercise.log" 2>&1
+    echo "grade: $student $exercise: $(grep -c '^pass' "$results/$exercise.tsv" 2>/dev/null || true) of $checks checks passed"
+}
+
+running=0
+for student in "$@"; do
+    for exercise in "${exercises[@]}"; do
+        [ -x "$work/$student/build/$exercise/program" ] || continue
+        grade_one "$student" "$exercise" &
+        running=$((running + 1))
+        if [ "$running" -ge "$jobs" ]; then
+            wait -n
+            running=$((running - 1))
+        fi
+    done
+done
+wait

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The Gradescope package, for real: build it (./lab grade --gradescope), make
+# an image the way Gradescope makes one (the package unpacked in
+# /autograder/source, run_autograder copied to /autograder, setup.sh run as
+# root), then run /autograder/run_autograder in a container laid out the way
+# Gradescope lays it out (/autograder/submission holds the student's files,
+# /autograder/results receives results.json), without privileges, and check
+# results.json against Gradescope's format and the expected scores.
+#
+# Gradescope's image is Ubuntu 22.04; with only Debian's package mirror
+# reachable here, the image is Debian 12 (docker/make-base-image.sh).
+# Needs a Docker engine; without one it says so and exits 77 (skipped).
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 1
+image=rdma-verbs-lab-gradescope:test
+
+if [ "$(hostname)" = rdma-lab-vm ]; then
+    echo "grading_gradescope: NOT RUN: it starts containers, so it runs on the build host (ctest -L docker)"
+    exit 77
+fi
+if ! reason=$(docker/ensure-engine.sh 2>&1); then
+    echo "$reason"
+    echo "grading_gradescope: NOT RUN: no Docker engine here (as root, docker/ensure-engine.sh --install sets one up; CI=true does it)"
+    exit 77
+fi
+
+failures=0
+started=$SECONDS
+step() { echo "--- $* ($((SECONDS - started)) s)"; }
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+work=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-gradescope-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+step "the base image"
+docker/make-base-image.sh >"$work/base.log" 2>&1 || {
+    tail -n 20 "$work/base.log"
+    fail "docker/make-base-image.sh"
+    exit 1
+}
+
+step "./lab grade --gradescope"
+out=$work/out
+RDMA_LAB_GRADE_OUT=$out grading/grade.sh --gradescope >"$work/package.log" 2>&1 || {
+    cat "$work/package.log"
+    fail "grade.sh --gradescope"
+    exit 1
+}
+zip=$out/gradescope/autograder.zip
+mkdir -p "$work/context/source"
+unzip -q "$zip" -d "$work/context/source"
+for file in setup.sh run_autograder; do
+    [ -x "$work/context/source/$file" ] || fail "$file is not at the root of autograder.zip"
+done
+[ ! -e "$work/context/source/solutions" ] || fail "autograder.zip holds the solutions"
+
+step "the image, as Gradescope builds it (apt, then setup.sh as root)"
+cat >"$work/context/Dockerfile" <<'DOCKERFILE'
+FROM debian:bookworm
+RUN apt-get update -q && apt-get install -y -q --no-install-recommends python3 ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+COPY source /autograder/source
+RUN cp /autograder/source/run_autograder /autograder/run_autograder \
+    && mkdir -p /autograder/submission /autograder/results \
+    && apt-get update -q && /autograder/source/setup.sh && rm -rf /var/lib/apt/lists/*
+WORKDIR /autograder
+DOCKERFILE
+if ! docker build -q -t "$image" "$work/context" >"$work/build.log" 2>&1; then
+    tail -n 40 "$work/build.log"
+    fail "the image did not build"
+    exit 1
+fi
+
+step "run_autograder on a submission: exercises 01-03 and 05 done, 04 untouched (bare files)"
+mkdir -p "$work/submission" "$work/results"
+for exercise in 01_noncontiguous_sge 02_ud_ping 03_srq_server 05_fix_the_connection; do
+    cp solutions/$exercise/*.cpp "$work/submission/"
+done
+cp exercises/04_throughput/throughput.cpp "$work/submission/"
+flags=(--rm -v "$work/submission:/autograder/submission:ro" -v "$work/results:/autograder/results")
+[ -n "${RDMA_LAB_VM_ACCEL:-}" ] && flags+=(-e "RDMA_LAB_VM_ACCEL=$RDMA_LAB_VM_ACCEL")
+docker run "${flags[@]}" "$image" /autograder/run_autograder >"$work/run.log" 2>&1
+echo "run_autograder ended with status $? after $((SECONDS - started)) s"
+tail -n 12 "$work/run.log"
+
+step "results.json in Gradescope's format"
+[ -s "$work/results/results.json" ] || fail "no /autograder/results/results.json"
+docker run --rm -v "$work/results:/autograder/results:ro" "$image" python3 - <<'PYTHON' || fail "results.json"
+import json
+with open("/autograder/results/results.json") as f:
+    results = json.load(f)
+problems = []
+if not isinstance(results.get("score"), (int, float)):
+    problems.append("no numeric score")
+tests = results.get("tests", [])
+if len(tests) != 37:
+    problems.append("%d tests, expected 37 (one per check)" % len(tests))
+for test in tests:
+    for key, kind in (("name", str), ("score", (int, float)), ("max_score", (int, float)),
+                      ("status", str), ("output", str), ("visibility", str)):
+        if not isinstance(test.get(key), kind):
+            problems.append("%s: %s missing or of the wrong type" % (test.get("name"), key))
+    if test.get("status") not in ("passed", "failed"):
+        problems.append("%s: status %r" % (test.get("name"), test.get("status")))
+    if test.get("visibility") not in ("hidden", "after_due_date", "after_published", "visible"):
+        problems.append("%s: visibility %r" % (test.get("name"), test.get("visibility")))
+    untouched = test.get("name", "").startswith("04_")
+    if (test.get("status") == "passed") == untouched:
+        problems.append("%s: %s" % (test.get("name"), test.get("status")))
+    if untouched and "TODO" not in test.get("output", ""):
+        problems.append("%s: the output does not name the TODO" % test.get("name"))
+if abs(sum(t.get("score", 0) for t in tests) - results.get("score", -1)) > 1e-6:
+    problems.append("the score is not the sum of the tests' scores")
+if results.get("score") != 32:
+    problems.append("score %r, expected 32 (37 checks, 5 of them failed)" % results.get("score"))
+for problem in problems:
+    print("results.json: " + problem)
+print("results.json: %d tests, score %s" % (len(tests), results.get("score")))
+raise SystemExit(1 if problems else 0)
+PYTHON
+
+step "done"
+echo "grading_gradescope: $failures failure(s) in $((SECONDS - started)) s"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,171 @@
+// Scores and reports of ./lab grade (grading/grade/report.cpp), from files as
+// a grading run leaves them: the points file, build statuses, the lines the
+// check programs write; and every output format: gradebook CSV, text,
+// JUnit, Gradescope's results.json, GitHub Classroom's runner payloads.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "grade/report.hpp"
+#include "lab/check.hpp"
+#include "support/catch.hpp"
+#include "text_files.hpp"
+
+using namespace lab::grade;
+
+using lab::test::decode_base64;
+
+namespace {
+
+const std::vector<Exercise> kCourse = {
+    {"01_alpha", {"first check: it works", "second check", "third check"}},
+    {"02_beta", {"only check"}},
+};
+
+std::string error_of(std::string_view points) {
+    try {
+        Points::parse(points);
+    } catch (const lab::Error& error) {
+        return error.what();
+    }
+    return {};
+}
+
+StudentOutcome sample_student() {
+    return evaluate(
+        "alice", kCourse, Points::parse(""),
+        {{"01_alpha", "ok"}, {"02_beta", "error\tdoes not compile: 02_beta/b.cpp:3:1: error: x"}},
+        {{"02_beta", "02_beta/b.cpp:3:1: error: x\n"}},
+        {{"01_alpha",
+          "pass\tfirst check: it works\t\n"
+          "fail\tsecond check\texpected: 4\\n    seen: 5 \"<&>\"\\n    hint: h\n"}});
+}
+
+}  // namespace
+
+TEST_CASE("points: every check is worth 1 unless the points file says otherwise",
+          "[unit][grading]") {
+    const Points none = Points::parse("# nothing but comments\n\n");
+    CHECK(none.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{1, 1, 1});
+    const Points points = Points::parse(
+        "points *        \"second*\"  2   # a prefix\n"
+        "points 01_alpha \"third check\" 5\n"
+        "points 02_beta  *            4\n"
+        "points 01_alpha \"third check\" 3   # the last rule wins\n");
+    CHECK(points.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{1, 2, 3});
+    CHECK(points.weigh("02_beta", kCourse[1].checks) == std::vector<double>{4});
+    // A total scales the exercise's checks in proportion.
+    const Points scaled = Points::parse("points * \"first*\" 2\ntotal 01_alpha 100\n");
+    CHECK(scaled.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{50, 25, 25});
+    CHECK_FALSE(scaled.total("02_beta").has_value());
+}
+
+TEST_CASE("points: a malformed line is refused with its number", "[unit][grading][bad-input]") {
+    CHECK(error_of("points 01_alpha \"x\" 2\ntotal 01_alpha\n").find("line 2") !=
+          std::string::npos);
+    CHECK(error_of("points 01_alpha \"x\" many\n").find("'many' is not a number of points") !=
+          std::string::npos);
+    CHECK(error_of("points 01_alpha \"x 2\n").find("a quote is not closed") != std::string::npos);
+    CHECK(error_of("total * -3\n").find("not a number of points") != std::string::npos);
+    CHECK(error_of("bonus * 3\n").find("expected 'points EXERCISE") != std::string::npos);
+}
+
+TEST_CASE("evaluate: results, build failures and checks that never ran", "[unit][grading]") {
+    const StudentOutcome alice = sample_student();
+    REQUIRE(alice.exercises.size() == 2);
+    const auto& alpha = alice.exercises[0];
+    CHECK(alpha.checks[0].passed);
+    CHECK_FALSE(alpha.checks[1].passed);
+    CHECK(alpha.checks[1].reason == "expected: 4\n    seen: 5 \"<&>\"\n    hint: h");
+    CHECK(alpha.checks[2].reason.find("did not run") != std::string::npos);
+    CHECK(alpha.points() == 1);
+    CHECK(alpha.max_points() == 3);
+    CHECK(alpha.summary() == "1 of 3 checks passed");
+    // A build failure is every check's reason, and the exercise's one line.
+    const auto& beta = alice.exercises[1];
+    CHECK(beta.points() == 0);
+    CHECK(beta.summary() == "does not compile: 02_beta/b.cpp:3:1: error: x");
+    CHECK(beta.build_log.find("error: x") != std::string::npos);
+    CHECK(alice.points() == 1);
+    CHECK(alice.max_points() == 4);
+}
+
+TEST_CASE("evaluate: one shared reason is the exercise's summary", "[unit][grading]") {
+    const StudentOutcome bob = evaluate(
+        "bob", {kCourse[0]}, Points::parse(""), {{"01_alpha", "ok"}}, {},
+        {{"01_alpha",
+          "fail\tfirst check: it works\tno result within 20 s: it hangs\\n    its last output: a\n"
+          "fail\tsecond check\tno result within 20 s: it hangs\\n    its last output: b\n"
+          "fail\tthird check\tno result within 20 s: it hangs\n"}});
+    CHECK(bob.exercises[0].summary() == "no result within 20 s: it hangs");
+}
+
+TEST_CASE("clean_text: nothing from a student's program reaches a terminal raw",
+          "[unit][grading]") {
+    CHECK(clean_text("red \x1b[31mtext\x1b[0m and a bell\a") == "red text and a bell?");
+    CHECK(clean_text("line one\nline two\ttab") == "line one\nline two\ttab");
+    CHECK(clean_text(std::string(50, 'x'), 10) == "xxxxxxxxxx [...]");
+}
+
+TEST_CASE("points_text: whole numbers plain, fractions to two places", "[unit][grading]") {
+    CHECK(points_text(3) == "3");
+    CHECK(points_text(2.5) == "2.5");
+    CHECK(points_text(100.0 / 3) == "33.33");
+    CHECK(points_text(0) == "0");
+}
+
+TEST_CASE("gradebook and score table", "[unit][grading]") {
+    const std::vector<StudentOutcome> students = {sample_student()};
+    CHECK(gradebook_csv(kCourse, students) == "student,01_alpha,02_beta,total\nalice,1,0,1\n");
+    const std::string table = score_table(kCourse, students);
+    CHECK(table.find("alice") != std::string::npos);
+    CHECK(table.find("1/3") != std::string::npos);
+    CHECK(table.find("01 = 01_alpha") != std::string::npos);
+    CHECK(table.find("alice, 02_beta: does not compile: 02_beta/b.cpp:3:1: error: x") !=
+          std::string::npos);
+}
+
+TEST_CASE("text and JUnit reports", "[unit][grading]") {
+    const StudentOutcome alice = sample_student();
+    const std::string text = text_report(alice);
+    CHECK(text.find("Grading report for alice: 1 of 4 points") != std::string::npos);
+    CHECK(text.find("  FAIL  second check  [0/1]\n        expected: 4\n            seen: 5") !=
+          std::string::npos);
+    CHECK(text.find("compiler output:\n    | 02_beta/b.cpp:3:1: error: x") != std::string::npos);
+    const std::string xml = junit_report(alice);
+    CHECK(xml.find(
+              "<testsuites name=\"rdma-verbs-lab exercises: alice\" tests=\"4\" failures=\"3\">") !=
+          std::string::npos);
+    CHECK(xml.find("<testcase classname=\"01_alpha\" name=\"first check: it works\"") !=
+          std::string::npos);
+    CHECK(xml.find("seen: 5 &quot;&lt;&amp;&gt;&quot;") != std::string::npos);
+    CHECK(xml.find("<failure message=\"expected: 4\" type=\"check\">") != std::string::npos);
+}
+
+TEST_CASE("Gradescope's results.json", "[unit][grading]") {
+    const std::string json = gradescope_json(sample_student());
+    CHECK(json.find("\"score\": 1,") != std::string::npos);
+    CHECK(json.find("{\"name\": \"01_alpha: first check: it works\", \"number\": \"1.1\", "
+                    "\"score\": 1, \"max_score\": 1, \"status\": \"passed\"") != std::string::npos);
+    CHECK(
+        json.find("\"status\": \"failed\", \"output\": \"expected: 4\\n    seen: 5 \\\"<&>\\\"") !=
+        std::string::npos);
+    CHECK(json.find("\"visibility\": \"visible\"") != std::string::npos);
+    CHECK(json_string("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+TEST_CASE("GitHub Classroom: one base64 payload per exercise", "[unit][grading]") {
+    CHECK(base64("") == "");
+    CHECK(base64("f") == "Zg==");
+    CHECK(base64("fo") == "Zm8=");
+    CHECK(base64("foo") == "Zm9v");
+    CHECK(base64("foobar") == "Zm9vYmFy");
+    const std::string lines = github_outputs(sample_student());
+    const auto newline = lines.find('\n');
+    REQUIRE(lines.rfind("ex01=", 0) == 0);
+    const std::string json = decode_base64(lines.substr(5, newline - 5));
+    CHECK(json.rfind("{\"version\":1,\"status\":\"fail\",\"max_score\":3,\"tests\":[", 0) == 0);
+    CHECK(json.find("{\"name\":\"first check: it works\",\"status\":\"pass\",\"score\":1,"
+                    "\"message\":\"\"}") != std::string::npos);
+    CHECK(lines.find("\nex02=") != std::string::npos);
+}
