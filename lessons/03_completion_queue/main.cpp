@@ -25,6 +25,7 @@
 #include "lab/device.hpp"
 #include "lab/options.hpp"
 #include "lab/resources.hpp"
+#include "lab/wait.hpp"
 
 int main(int argc, char** argv) {
     lab::CommandLine command_line("Lesson 03: completion channels and completion queues",
