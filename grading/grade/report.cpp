@@ -70,6 +70,18 @@ std::string headline(const std::string& reason) {
     return reason.substr(0, reason.find('\n'));
 }
 
+// What went wrong, in one line: the headline, or for an "expected: / seen: /
+// hint:" message (feedback.hpp) what was seen, since that is what several
+// failed checks have in common (a crash, a hang).
+std::string cause(const std::string& reason) {
+    const std::string seen_marker = "\n    seen: ";
+    const std::size_t seen = reason.find(seen_marker);
+    if (reason.rfind("expected: ", 0) == 0 && seen != std::string::npos) {
+        return headline(reason.substr(seen + seen_marker.size()));
+    }
+    return headline(reason);
+}
+
 std::string unescape(std::string_view text) {
     std::string out;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -188,7 +200,7 @@ std::string ExerciseOutcome::summary() const {
     bool same = true;
     for (const auto& check : checks) {
         if (!check.passed) {
-            const std::string line = headline(check.reason);
+            const std::string line = cause(check.reason);
             if (common.empty()) {
                 common = line;
             } else if (line != common) {

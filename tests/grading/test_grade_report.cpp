@@ -98,6 +98,15 @@ TEST_CASE("evaluate: one shared reason is the exercise's summary", "[unit][gradi
           "fail\tsecond check\tno result within 20 s: it hangs\\n    its last output: b\n"
           "fail\tthird check\tno result within 20 s: it hangs\n"}});
     CHECK(bob.exercises[0].summary() == "no result within 20 s: it hangs");
+    // A check that reports expected / seen / hint shares what it saw.
+    const StudentOutcome carol =
+        evaluate("carol", {kCourse[0]}, Points::parse(""), {{"01_alpha", "ok"}}, {},
+                 {{"01_alpha",
+                   "fail\tfirst check: it works\tyour program crashed: SIGSEGV\n"
+                   "fail\tsecond check\tyour program crashed: SIGSEGV\n"
+                   "fail\tthird check\texpected: it works\\n    seen: your program crashed: SIGSEGV"
+                   "\\n    hint: fix it\n"}});
+    CHECK(carol.exercises[0].summary() == "your program crashed: SIGSEGV");
 }
 
 TEST_CASE("clean_text: nothing from a student's program reaches a terminal raw",
