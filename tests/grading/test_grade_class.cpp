@@ -67,7 +67,7 @@ void prepare_class() {
     const std::string skel = skeleton(k05, "connection.cpp");
     const std::string solution_file = (kSource / "solutions" / k05 / "connection.cpp").string();
     const std::string includes =
-        "#include <unistd.h>\n#include <csignal>\n#include <cstdio>\n"
+        "#include <sys/mman.h>\n#include <unistd.h>\n#include <csignal>\n#include <cstdio>\n"
         "#include <cstdlib>\n#include <fstream>\n#include <string>\n"
         "#include <thread>\n#include <chrono>\n#include <vector>\n";
 
@@ -93,8 +93,11 @@ void prepare_class() {
             includes + good + at_start("std::this_thread::sleep_for(std::chrono::hours(1));"));
     student("bad_fork", includes + good + at_start("for (;;) { ::fork(); }"));
     student("bad_memory", includes + good +
-                              at_start("static std::vector<std::vector<char>> hoard;\n"
-                                       "for (;;) { hoard.emplace_back(64 << 20, 'x'); }"));
+                              // MAP_POPULATE fills the pages in one call: touching them one
+                              // fault at a time takes longer than the deadline in a slow VM.
+                              at_start("for (;;) { mmap(nullptr, 256 << 20, PROT_READ | "
+                                       "PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | "
+                                       "MAP_POPULATE, -1, 0); }"));
     student("bad_print", includes + good + at_start("for (;;) { std::puts(\"spam spam spam\"); }"));
     std::string crash = good;
     for (const std::string function :
@@ -227,6 +230,66 @@ std::string summary_05(const std::string& name) {
     return "(no line for " + k05 + ")";
 }
 
+// Each student's exercise 05 that cannot work scores 0, with a reason that says why.
+void broken_submissions_score_zero() {
+    const Run& run = graded_class();
+    REQUIRE_FALSE(run.result.timed_out);
+    const std::map<std::string, std::string> reasons = {
+        {"bad_compile", "(does not compile: 05_fix_the_connection/connection.cpp:"},
+        {"bad_missing", "(05_fix_the_connection/connection.cpp is missing from the submission"},
+        {"bad_hang", "(no result within 15 s: your code hangs or sleeps"},
+        {"bad_sleep", "(no result within 15 s: your code hangs or sleeps"},
+        {"bad_fork", "(your program tried to start more than 64 processes and was stopped"},
+        {"bad_memory", "(your program used more than 512 MiB of memory and was stopped"},
+        {"bad_print", "(your program printed more than 1 MiB and was stopped"},
+        {"bad_crash", "(your program crashed: segmentation fault (SIGSEGV)"},
+        {"skeleton", "(0 of 6 checks passed"},
+    };
+    for (const auto& [name, reason] : reasons) {
+        const std::string line = summary_05(name);
+        INFO(name << ": " << line);
+        CHECK(line.find(k05 + ": 0 of 6 points " + reason) == 0);
+    }
+    // The compile error names the student's file and line, not the course's build.
+    const std::string compile = report_of("bad_compile");
+    INFO(compile);
+    CHECK(compile.find("05_fix_the_connection/connection.cpp:") != std::string::npos);
+    CHECK(compile.find(LAB_SOURCE_DIR) == std::string::npos);
+    CHECK(compile.find("/course/") == std::string::npos);
+}
+
+// Each cheat meets the sandbox or the course's own files, and earns nothing.
+void cheats_earn_nothing() {
+    const Run& run = graded_class();
+    REQUIRE_FALSE(run.result.timed_out);
+    // CMake files, headers, given files and checks come from the course, never from a submission.
+    CHECK_FALSE(fs::exists(kMarkers / "cmake-ran"));
+    CHECK(summary_05("cheat_cmake") == summary_05("skeleton"));
+    CHECK(summary_05("cheat_given") == summary_05("skeleton"));
+    // The compiler sees neither the solutions nor this checkout.
+    CHECK(summary_05("cheat_include").find("does not compile") != std::string::npos);
+    CHECK(report_of("cheat_include").find("No such file or directory") != std::string::npos);
+    CHECK(summary_05("cheat_incbin").find("does not compile") != std::string::npos);
+    // Its exit status and its output decide nothing.
+    CHECK(summary_05("cheat_exit")
+              .find("your program ended (exit status 0) before it started the check") !=
+          std::string::npos);
+    // Its code runs in the sandbox: nothing written outside it, the results are the check's.
+    CHECK_FALSE(fs::exists(kMarkers / "escaped"));
+    const std::string results =
+        read_text(kOut / "class" / "work" / "cheat_escape" / "results" / (k05 + ".tsv"));
+    INFO(results);
+    CHECK(lab::test::lines(results).size() == 6);
+    CHECK(results.find("pass\t") == std::string::npos);
+    // Values returned without the work behind them do not pass the behaviour checks.
+    const std::string forge = report_of("cheat_forge");
+    INFO(forge);
+    CHECK(forge.find("  FAIL  connect:") != std::string::npos);
+    CHECK(forge.find("  FAIL  send_message:") != std::string::npos);
+    CHECK(forge.find("  FAIL  the whole program") != std::string::npos);
+    CHECK(forge.find("  pass  memory_access_flags:") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("a class graded in one run: good, broken and cheating submissions",
@@ -278,69 +341,11 @@ TEST_CASE("a class graded in one run: good, broken and cheating submissions",
         CHECK(read_text(kOut / "class" / "reports" / (name + ".xml")).find("<testsuites") !=
               std::string::npos);
     }
-}
-
-TEST_CASE("a broken submission scores 0 on its exercise with one clear reason",
-          "[grading][grade-class]") {
-    if (skipped_inside_vm()) {
-        return;
+    // One ctest test, so that the class is graded once: the other questions are sections of it.
+    SECTION("a broken submission scores 0 on its exercise with one clear reason") {
+        broken_submissions_score_zero();
     }
-    const Run& run = graded_class();
-    REQUIRE_FALSE(run.result.timed_out);
-    const std::map<std::string, std::string> reasons = {
-        {"bad_compile", "(does not compile: 05_fix_the_connection/connection.cpp:"},
-        {"bad_missing", "(05_fix_the_connection/connection.cpp is missing from the submission"},
-        {"bad_hang", "(no result within 15 s: your code hangs or sleeps"},
-        {"bad_sleep", "(no result within 15 s: your code hangs or sleeps"},
-        {"bad_fork", "(your program tried to start more than 64 processes and was stopped"},
-        {"bad_memory", "(your program used more than 512 MiB of memory and was stopped"},
-        {"bad_print", "(your program printed more than 1 MiB and was stopped"},
-        {"bad_crash", "(your program crashed: segmentation fault (SIGSEGV)"},
-        {"skeleton", "(0 of 6 checks passed"},
-    };
-    for (const auto& [name, reason] : reasons) {
-        const std::string line = summary_05(name);
-        INFO(name << ": " << line);
-        CHECK(line.find(k05 + ": 0 of 6 points " + reason) == 0);
+    SECTION("cheating submissions earn nothing and reach nothing") {
+        cheats_earn_nothing();
     }
-    // The compile error names the student's file and line, not the course's build.
-    const std::string compile = report_of("bad_compile");
-    INFO(compile);
-    CHECK(compile.find("05_fix_the_connection/connection.cpp:") != std::string::npos);
-    CHECK(compile.find(LAB_SOURCE_DIR) == std::string::npos);
-    CHECK(compile.find("/course/") == std::string::npos);
-}
-
-TEST_CASE("cheating submissions earn nothing and reach nothing", "[grading][grade-class]") {
-    if (skipped_inside_vm()) {
-        return;
-    }
-    const Run& run = graded_class();
-    REQUIRE_FALSE(run.result.timed_out);
-    // CMake files, headers, given files and checks come from the course, never from a submission.
-    CHECK_FALSE(fs::exists(kMarkers / "cmake-ran"));
-    CHECK(summary_05("cheat_cmake") == summary_05("skeleton"));
-    CHECK(summary_05("cheat_given") == summary_05("skeleton"));
-    // The compiler sees neither the solutions nor this checkout.
-    CHECK(summary_05("cheat_include").find("does not compile") != std::string::npos);
-    CHECK(report_of("cheat_include").find("No such file or directory") != std::string::npos);
-    CHECK(summary_05("cheat_incbin").find("does not compile") != std::string::npos);
-    // Its exit status and its output decide nothing.
-    CHECK(summary_05("cheat_exit")
-              .find("your program ended (exit status 0) before it started the check") !=
-          std::string::npos);
-    // Its code runs in the sandbox: nothing written outside it, the results are the check's.
-    CHECK_FALSE(fs::exists(kMarkers / "escaped"));
-    const std::string results =
-        read_text(kOut / "class" / "work" / "cheat_escape" / "results" / (k05 + ".tsv"));
-    INFO(results);
-    CHECK(lab::test::lines(results).size() == 6);
-    CHECK(results.find("pass\t") == std::string::npos);
-    // Values returned without the work behind them do not pass the behaviour checks.
-    const std::string forge = report_of("cheat_forge");
-    INFO(forge);
-    CHECK(forge.find("  FAIL  connect:") != std::string::npos);
-    CHECK(forge.find("  FAIL  send_message:") != std::string::npos);
-    CHECK(forge.find("  FAIL  the whole program") != std::string::npos);
-    CHECK(forge.find("  pass  memory_access_flags:") != std::string::npos);
 }
