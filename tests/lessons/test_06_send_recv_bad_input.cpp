@@ -78,9 +78,13 @@ TEST_CASE("06_send_recv: a peer killed is noticed within 2 s, in both directions
                                                "20"};
         Process server(base);
         REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        // It says when it has connected: killed before that, it would leave the
+        // server waiting for a client, which is another test.
         Process silent(
-            {"/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/" + port + " && exec sleep 60"});
-        std::this_thread::sleep_for(1s);
+            {"/bin/bash", "-c",
+             "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected && exec sleep 60"});
+        REQUIRE(silent.wait_for_output("connected", 20s));
+        std::this_thread::sleep_for(500ms);  // the server is in the exchange, waiting
         check_peer_death_noticed(silent, server, "the peer closed the connection");
     }
 }
