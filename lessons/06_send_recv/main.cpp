@@ -6,14 +6,12 @@
 // (ibv_poll_cq). First one greeting, then a ping-pong of --iters messages of
 // --size bytes, timed and reported as ibv_rc_pingpong reports it.
 //
-// A send needs a receive already posted on the other side. With --rnr-demo
-// (give it to both sides) the client sends before the server has posted
-// one, with rnr_retry 0, and gets IBV_WC_RNR_RETRY_EXC_ERR (status 13).
+// A send needs a receive already posted on the other side. With --rnr-demo (both
+// sides) the client sends before the server posts one, with rnr_retry 0, and gets
+// IBV_WC_RNR_RETRY_EXC_ERR (status 13).
 //
 // Run:   ./lab run 06_send_recv                (server)
-//        ./lab run 06_send_recv 127.0.0.1      (client, in a second shell)
-//        options: -d DEV -i PORT -g GID_INDEX -p TCP_PORT -s SIZE -n ITERS
-//                 --timeout SECONDS --rnr-demo
+//        ./lab run 06_send_recv 127.0.0.1      (client, in a second shell; --help lists options)
 //
 // The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up. This lesson teaches 9 and 10.
@@ -26,7 +24,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,9 +42,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Step 9 posts with ibv_post_recv and ibv_post_send (lab::post_receive and
-// lab::post_send, written out in lesson 04), and waits with ibv_poll_cq.
-// wr_id is ours to choose; the completion hands it back, so it says which
-// request completed.
+// lab::post_send, written out in lesson 04) and waits with ibv_poll_cq. The
+// completion hands our wr_id back: it says which request completed.
 constexpr std::uint64_t kSendId = 1;
 constexpr std::uint64_t kReceiveId = 2;
 
@@ -65,8 +61,7 @@ void explain_rnr(const ibv_wc& wc) {
         "        queue was empty. With rnr_retry 0 the sender gives up at the first NAK;\n"
         "        with rnr_retry 7 (the default here) it would wait min_rnr_timer and retry\n"
         "        forever. The fix: post the receive before the peer sends, and keep\n"
-        "        enough receives posted (ibv_rc_pingpong keeps 500).\n");
-    std::printf(
+        "        enough receives posted (ibv_rc_pingpong keeps 500).\n"
         "client: the QP is now in the error state; every later request would be\n"
         "        flushed (IBV_WC_WR_FLUSH_ERR) until it is reset.\n");
 }
@@ -90,45 +85,39 @@ int main(int argc, char** argv) {
         // Steps 1-3 (lesson 01): device, port, GID.
         const lab::Port port = lab::open_port(options);
 
-        // Steps 4-7 (lessons 02-04). One buffer serves every send and receive;
-        // LOCAL_WRITE lets a receive write into it. One CQ takes both kinds of
-        // completion, like ibv_rc_pingpong's.
+        // Steps 4-7 (lessons 02-04). One buffer serves every send and receive (LOCAL_WRITE
+        // lets a receive write into it); one CQ takes both kinds of completion.
         lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
-        // Page-aligned, as ibv_rc_pingpong's buffer: a 4 KiB message then lies
-        // in one page, and the device maps one page per message, not two.
+        // Page-aligned, as ibv_rc_pingpong's: a 4 KiB message then lies in one page.
         constexpr std::size_t kPage = 4096;
         std::vector<std::byte> storage(options.size + kPage);
-        void* start_of_page = storage.data();
-        std::size_t space = storage.size();
-        std::align(kPage, options.size, start_of_page, space);
-        const std::span<std::byte> buffer(static_cast<std::byte*>(start_of_page), options.size);
+        const std::size_t offset = kPage - reinterpret_cast<std::uintptr_t>(storage.data()) % kPage;
+        const std::span<std::byte> buffer =
+            std::span(storage).subspan(offset % kPage, options.size);
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
         lab::CompletionQueue cq = lab::create_cq(port.context.get(), kReceiveDepth + 16);
-        lab::QueueSizes sizes;
-        sizes.send_wr = 16;
-        sizes.recv_wr = kReceiveDepth;
-        lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
+        lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(),
+                                              {.send_wr = 16, .recv_wr = kReceiveDepth});
 
-        // Step 8 (lesson 05): INIT, exchange over TCP, RTR, RTS. rnr_retry:
-        // how often a send that met an empty receive queue is retried; 7
-        // means forever, 0 means never (the demo).
+        // Step 8 (lesson 05): INIT, exchange over TCP, RTR, RTS. rnr_retry: how often a
+        // send that met an empty receive queue is retried; 7 = forever, 0 = never (the demo).
         auto [peer, connection] = lab::connect_qp(
             qp.get(), port, options,
             {.access = IBV_ACCESS_LOCAL_WRITE, .rnr_retry = std::uint8_t(rnr_demo ? 0 : 7)});
         // Every wait below also ends as soon as the peer's socket closes (lesson 05).
         const lab::PeerWatch peer_gone = connection.watch();
 
-        // Part 1: hello world. The order matters: a send that arrives before
-        // its receive is posted is refused (RNR), so the server posts first
-        // and then tells the client, over TCP, that it may send.
+        // Part 1: hello world. The order matters: a send that finds no receive
+        // posted is answered with an RNR NAK, and the sender waits and retries
+        // (rnr_retry 7: forever). So the server posts first, then tells the
+        // client over TCP that it may send.
         const std::array<std::byte, 1> go{std::byte{'R'}};
         std::array<std::byte, 1> peer_go{};
         if (options.is_server()) {
             connection.barrier(timeout);  // both QPs are in RTS
             if (rnr_demo) {
                 std::printf(
-                    "server: --rnr-demo: no receive is posted; the client's send "
-                    "finds none\n");
+                    "server: --rnr-demo: no receive is posted; the client's send finds none\n");
                 connection.barrier(timeout);  // the client has seen its completion
                 return 0;
             }
@@ -145,11 +134,7 @@ int main(int argc, char** argv) {
                 std::printf(
                     "client: --rnr-demo: sending before the server posted a receive, "
                     "rnr_retry 0\n");
-                const std::string text = "this send finds no receive";
-                std::memcpy(buffer.data(), text.data(), std::min(text.size(), buffer.size()));
-                lab::post_send(qp.get(),
-                               std::span(buffer).first(std::min(text.size(), buffer.size())),
-                               mr->lkey, IBV_SEND_SIGNALED, kSendId);  // ibv_post_send
+                lab::post_send(qp.get(), buffer, mr->lkey, IBV_SEND_SIGNALED, kSendId);
                 const ibv_wc wc = lab::poll_completion(cq.get(), timeout, peer_gone);
                 if (wc.status != IBV_WC_RNR_RETRY_EXC_ERR) {
                     lab::check_completion(wc, "send");  // throws, unless it succeeded
@@ -175,11 +160,9 @@ int main(int argc, char** argv) {
             std::printf("client: sent %zu bytes: \"%.*s\"\n", hello_size, int(hello_size), hello);
         }
 
-        // Part 2: the ping-pong. Each side keeps up to kReceiveDepth receives
-        // posted and refills them when they run low, as ibv_rc_pingpong does,
-        // so no message ever waits for a receive. The client sends first;
-        // each side sends its next message once its last send has completed
-        // and the peer's message has arrived.
+        // Part 2: the ping-pong. Each side keeps up to kReceiveDepth receives posted and
+        // refills them when they run low, as ibv_rc_pingpong does. The client sends first;
+        // each side sends again once its last send completed and the peer's message came.
         const std::uint32_t receive_depth =
             static_cast<std::uint32_t>(std::min<std::size_t>(kReceiveDepth, options.iters + 1));
         std::uint32_t receives_posted = 0;
@@ -201,9 +184,8 @@ int main(int argc, char** argv) {
             ++sends_posted;
             send_in_flight = true;
         }
-        // The deadline (lesson 03) reads the clock only while nothing
-        // completes, every 4096 empty polls, never on the fast path; it
-        // starts again at each completion, and it watches the peer.
+        // The deadline (lesson 03) reads the clock only every 4096 empty polls,
+        // starts again at each completion, and watches the peer (lesson 05).
         lab::Deadline idle(timeout, peer_gone);
         unsigned empty_polls = 0;
         std::array<ibv_wc, 16> completions{};
@@ -223,6 +205,9 @@ int main(int argc, char** argv) {
             }
             idle.reset();
             for (const ibv_wc& wc : std::span(completions).first(std::size_t(found))) {
+                if (wc.status != IBV_WC_SUCCESS) {
+                    peer_gone.throw_if_gone();  // a dead peer is the cause, not the symptom
+                }
                 if (wc.wr_id == kReceiveId) {
                     lab::check_completion(wc, "receive");
                     ++receives_completed;
@@ -257,9 +242,9 @@ int main(int argc, char** argv) {
         // still be waiting for the acknowledgement of its last send.
         connection.barrier(timeout);
 
-        // Step 10: clean up. The owners are destroyed in reverse order of
-        // creation: connection, QP (unposted receives are flushed), CQ, MR,
-        // PD, context.
+        // Step 10: clean up. The owners are destroyed in reverse order of creation:
+        // connection, QP (its unused receives are discarded without a completion;
+        // only a move to ERR flushes them), CQ, MR, PD, context.
         return 0;
     });
 }

@@ -1,12 +1,15 @@
 // Lesson 06 given bad input, on the rxe device: each case ends in one clear
 // line on stderr, a non-zero exit and no hang, a peer killed mid-run included.
+#include <arpa/inet.h>
 #include <signal.h>
 
 #include <chrono>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "lab/exchange.hpp"
 #include "support/catch.hpp"
 #include "support/expect.hpp"
 #include "support/process.hpp"
@@ -23,6 +26,37 @@ using lab::test::run;
 using lab::test::with;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// What a peer would send in step 8: a made-up QP at @p program's own GID (read
+// from its "local address" line), so that its RTR and RTS succeed and it goes
+// on to its first barrier.
+lab::ConnectionInfo made_up_peer(Process& program) {
+    REQUIRE(program.wait_for_output("local address", 20s));
+    std::smatch match;
+    const std::string out = program.so_far().out;
+    REQUIRE(std::regex_search(out, match, std::regex(R"(local address: .* GID (\S+))")));
+    lab::ConnectionInfo info;
+    info.address.qp_num = 0x123;
+    info.address.psn = 0x456;
+    REQUIRE(::inet_pton(AF_INET6, match[1].str().c_str(), info.address.gid.raw) == 1);
+    return info;
+}
+
+// Close the test's end of @p peer, as a peer that died, and check that @p program
+// notices within 2 s.
+void close_and_check_noticed(lab::Connection peer, Process& program) {
+    const auto start = Clock::now();
+    { const lab::Connection closing = std::move(peer); }
+    const lab::test::Result result = program.wait(30s);
+    const std::chrono::duration<double> took = Clock::now() - start;
+    std::printf("dead peer noticed in %.2f s (at a barrier)\n", took.count());
+    check_one_error_line(result, "the peer closed the connection");
+    CHECK(took < lab::test::kNoticeDeadPeerWithin);
+}
+
+}  // namespace
 
 TEST_CASE("06_send_recv rejects bad input with one line and a non-zero exit",
           "[lesson06][bad-input]") {
@@ -78,9 +112,41 @@ TEST_CASE("06_send_recv: a peer killed is noticed within 2 s, in both directions
                                                "20"};
         Process server(base);
         REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        // It says when it has connected: killed before that, it would leave the
+        // server waiting for a client, which is another test.
         Process silent(
-            {"/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/" + port + " && exec sleep 60"});
-        std::this_thread::sleep_for(1s);
+            {"/bin/bash", "-c",
+             "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected && exec sleep 60"});
+        REQUIRE(silent.wait_for_output("connected", 20s));
+        std::this_thread::sleep_for(500ms);  // the server is in the exchange, waiting
         check_peer_death_noticed(silent, server, "the peer closed the connection");
+    }
+}
+
+TEST_CASE("06_send_recv: a peer that dies at a barrier is noticed within 2 s, in both directions",
+          "[lesson06][bad-input]") {
+    // The test plays the peer: it sends a well-formed step-8 message, then closes
+    // its socket while the lesson waits at its first barrier ("both QPs are in RTS").
+    const int port = lab::test::free_tcp_port();
+    const std::vector<std::string> base = {lesson("06_send_recv"), "-p", std::to_string(port),
+                                           "--timeout", "20"};
+    SECTION("the client dies at the barrier: the server notices") {
+        Process server(base);
+        REQUIRE(server.wait_for_output("waiting for a client", 20s));
+        const lab::ConnectionInfo info = made_up_peer(server);
+        lab::Connection client = lab::Connection::connect_to("127.0.0.1", std::uint16_t(port), 20s);
+        client.exchange(info, 20s);
+        REQUIRE(server.wait_for_output("remote address", 20s));
+        std::this_thread::sleep_for(500ms);  // RTR, RTS, and into the barrier
+        close_and_check_noticed(std::move(client), server);
+    }
+    SECTION("the server dies at the barrier: the client notices") {
+        Process client(with(base, {"127.0.0.1"}));
+        const lab::ConnectionInfo info = made_up_peer(client);
+        lab::Connection server = lab::Connection::accept_one(std::uint16_t(port), 20s);
+        server.exchange(info, 20s);
+        REQUIRE(client.wait_for_output("remote address", 20s));
+        std::this_thread::sleep_for(500ms);
+        close_and_check_noticed(std::move(server), client);
     }
 }
