@@ -36,24 +36,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One RDMA read of local.size() bytes from the peer's region (lesson 09's post_read).
+// One RDMA read of local.size() bytes from the peer's region: the work request
+// lesson 09 writes out in post_read, here from common/ (lab::post_rdma).
 void post_read(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey,
                const lab::ConnectionInfo& remote, unsigned send_flags, std::uint64_t wr_id) {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<std::uintptr_t>(local.data());
-    sge.length = static_cast<std::uint32_t>(local.size());
-    sge.lkey = lkey;
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = send_flags;
-    wr.wr.rdma.remote_addr = remote.remote_addr;
-    wr.wr.rdma.rkey = remote.rkey;
-    ibv_send_wr* bad_wr = nullptr;
-    lab::check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send(IBV_WR_RDMA_READ)",
-               "more work requests outstanding than max_send_wr?");
+    lab::post_rdma(qp, IBV_WR_RDMA_READ, local, lkey, remote.remote_addr, remote.rkey, send_flags,
+                   wr_id);
 }
 
 // --bw: keep up to `depth` reads posted, as ib_read_bw does, with lesson 07's
