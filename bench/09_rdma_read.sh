@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Lesson 09 side by side with perftest: 09_rdma_read --bw against ib_read_bw,
-# 09_rdma_read --lat against ib_read_lat, on the same device, with the same
-# sizes, iteration counts, send-queue depth and reads in flight, in one run.
+# Lesson 09 side by side with perftest: its measuring program (bench/09_read_bench.cpp,
+# lesson 09's set-up and reads) --bw against ib_read_bw, --lat against
+# ib_read_lat, on the same device, with the same sizes, iteration counts,
+# send-queue depth and reads in flight, in one run.
 #
 #   bench/09_rdma_read.sh BUILD_DIR      (./lab bench runs it on the RDMA target)
 #
@@ -16,7 +17,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build=${1:?usage: bench/09_rdma_read.sh BUILD_DIR}
-lesson=$build/lessons/09_rdma_read/09_rdma_read
+lesson=$build/bench/09_read_bench
 bench_setup 09 "$build" "$lesson" ib_read_bw ib_read_lat
 depth=64           # reads posted: perftest's -t, our --depth
 reads_in_flight=16 # max_rd_atomic: perftest's -o, our --rd-atomic

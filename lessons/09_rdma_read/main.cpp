@@ -4,19 +4,17 @@
 // and sends its address and rkey. The client reads it with IBV_WR_RDMA_READ:
 // the request goes out, the server's device answers from memory, and only the
 // client sees a completion. A read is bounded by how many may be in flight at
-// once: max_rd_atomic on the initiator (RTS) and max_dest_rd_atomic on the
-// responder (RTR), both capped by the device's max_qp_rd_atom; the lesson
-// prints them and lets you change them (--rd-atomic).
+// once: max_rd_atomic on the initiator (RTS), capped by the device's
+// max_qp_init_rd_atom, and max_dest_rd_atomic on the responder (RTR), capped
+// by max_qp_rd_atom; the lesson prints them and sets both (--rd-atomic).
 //
 // Also taught here: IBV_SEND_FENCE. The client sends back what it read, with a
 // send posted right behind the read. Without the fence the device may gather
 // the send's bytes before the read's data has landed in them; with
 // IBV_SEND_FENCE the send waits until every earlier read has completed.
 //
-// Run:   ./lab run 09_rdma_read                          (read, then a fenced echo)
-//        ./lab run 09_rdma_read --wrong-rkey             (the client uses a wrong rkey)
-//        ./lab run 09_rdma_read --bw -s 65536 -n 2000 --depth 64 --rd-atomic 16
-//        ./lab run 09_rdma_read --lat -s 8 -n 2000
+// Run:   ./lab run 09_rdma_read                  (read, then a fenced echo)
+//        ./lab run 09_rdma_read --wrong-rkey     (or --wrong-address, --no-fence)
 // By hand: 09_rdma_read [flags]             (server)
 //          09_rdma_read [flags] SERVER      (client, the same flags)
 //
@@ -26,14 +24,12 @@
 #include <infiniband/verbs.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "lab/check.hpp"
@@ -42,26 +38,19 @@
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
-#include "lab/pipeline.hpp"
 #include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr std::string_view kServerText = "hello from the server's memory";
-
-enum class Mode { kHello, kBandwidth, kLatency };
 
 // The options only this lesson has.
 struct LessonOptions {
-    Mode mode = Mode::kHello;
     bool wrong_rkey = false;
     bool wrong_address = false;
     bool no_fence = false;
-    std::size_t depth = 64;
     int rd_atomic = 16;
 };
 
@@ -88,84 +77,27 @@ void post_read(ibv_qp* qp, std::span<std::byte> local, std::uint32_t lkey,
                "more work requests outstanding than max_send_wr?");
 }
 
-// How long the server waits for a measuring client to finish. A client that
-// dies closes its socket and ends the wait at once; this bound is only for a
-// client that stops answering, so it grows with the work asked for.
-std::chrono::milliseconds run_timeout(const lab::Options& options) {
-    return options.timeout + std::chrono::milliseconds(options.iters);
-}
-
-// --bw (client): keep up to --depth reads posted, as ib_read_bw does, with
-// lesson 07's loop (lab::stream_work_requests). The device starts at most
-// max_rd_atomic of them at once; the rest wait in the send queue.
-void measure_bandwidth(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
-                       const lab::ConnectionInfo& remote, const lab::Options& options,
-                       const LessonOptions& flags, lab::PeerWatch peer_gone) {
-    const auto elapsed = lab::stream_work_requests(
-        cq, options.iters, flags.depth, "RDMA read",
-        [&](std::uint64_t wr_id, unsigned send_flags) {
-            post_read(qp, local, lkey, remote.remote_addr, remote.rkey, send_flags, wr_id);
-        },
-        options.timeout, peer_gone);
-    lab::print_bandwidth(options.size, options.iters, elapsed);
-}
-
-// --lat (client): one read at a time, as ib_read_lat does. A read is a whole
-// round trip (request out, data back), so its time is not halved.
-void measure_latency(ibv_qp* qp, ibv_cq* cq, std::span<std::byte> local, std::uint32_t lkey,
-                     const lab::ConnectionInfo& remote, const lab::Options& options,
-                     lab::PeerWatch peer_gone) {
-    std::vector<double> microseconds;
-    microseconds.reserve(options.iters);
-    // One clock reading per iteration: each read ends where the next begins.
-    auto previous = Clock::now();
-    for (std::size_t i = 1; i <= options.iters; ++i) {
-        post_read(qp, local, lkey, remote.remote_addr, remote.rkey, IBV_SEND_SIGNALED, i);
-        lab::wait_for_completion(cq, "RDMA read", options.timeout, peer_gone);
-        const auto now = Clock::now();
-        const std::chrono::duration<double, std::micro> elapsed = now - previous;
-        microseconds.push_back(elapsed.count());
-        previous = now;
-    }
-    lab::print_latency(options.size, std::move(microseconds));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     lab::CommandLine command_line(
         "Lesson 09: RDMA read, fetching a peer's memory",
-        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
+        lab::kDevice | lab::kTcpPort | lab::kSize | lab::kTimeout | lab::kServerArg);
     LessonOptions flags;
-    bool bandwidth = false;
-    bool latency = false;
     auto& app = command_line.app();
-    auto* bw_flag = app.add_flag("--bw", bandwidth, "measure bandwidth (like ib_read_bw)");
-    auto* lat_flag =
-        app.add_flag("--lat", latency, "measure latency (like ib_read_lat)")->excludes(bw_flag);
-    app.add_flag("--wrong-rkey", flags.wrong_rkey, "client: read with a wrong rkey")
-        ->excludes(bw_flag)
-        ->excludes(lat_flag);
+    app.add_flag("--wrong-rkey", flags.wrong_rkey, "client: read with a wrong rkey");
     app.add_flag("--wrong-address", flags.wrong_address,
-                 "client: read across the end of the region")
-        ->excludes(bw_flag)
-        ->excludes(lat_flag);
-    app.add_flag("--no-fence", flags.no_fence, "client: post the echo without IBV_SEND_FENCE")
-        ->excludes(bw_flag)
-        ->excludes(lat_flag);
-    app.add_option("--depth", flags.depth, "reads posted at once in --bw")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
-        ->capture_default_str();
+                 "client: read across the end of the region");
+    app.add_flag("--no-fence", flags.no_fence, "client: post the echo without IBV_SEND_FENCE");
     app.add_option("--rd-atomic", flags.rd_atomic,
                    "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)")
         ->check(CLI::Range(1, 255))
         ->capture_default_str();
     const lab::Options options = command_line.parse(argc, argv);
-    flags.mode = bandwidth ? Mode::kBandwidth : latency ? Mode::kLatency : Mode::kHello;
 
     return lab::run_main([&] {
         const bool is_server = options.is_server();
-        if (flags.mode == Mode::kHello && options.size < kServerText.size() + 1) {
+        if (options.size < kServerText.size() + 1) {
             throw lab::Error("--size " + std::to_string(options.size) + " cannot hold \"" +
                              std::string(kServerText) + "\" (hint: use at least " +
                              std::to_string(kServerText.size() + 1) + " bytes)");
@@ -177,9 +109,10 @@ int main(int argc, char** argv) {
                     ibv_get_device_name(port.context->device), port.number, port.gid.index,
                     lab::gid_to_string(port.gid.gid).c_str());
 
-        // Step 3: the device's limit on reads in flight. max_qp_rd_atom bounds
-        // what a QP may accept as responder, max_qp_init_rd_atom what it may
-        // issue as initiator.
+        // Step 3: the device's limits on reads in flight. max_qp_rd_atom caps
+        // max_dest_rd_atomic (reads a QP serves as responder), max_qp_init_rd_atom
+        // caps max_rd_atomic (reads it issues as initiator). rxe checks both
+        // against max_qp_rd_atom, which it reports equal to max_qp_init_rd_atom.
         ibv_device_attr device_attr{};
         lab::check(ibv_query_device(port.context.get(), &device_attr), "ibv_query_device");
         std::printf("Step 3: device max_qp_rd_atom %d, max_qp_init_rd_atom %d\n",
@@ -197,7 +130,7 @@ int main(int argc, char** argv) {
         // grants REMOTE_READ and nothing else: a peer may read it, never write it, and no local
         // write access is needed for that. The client's region is where read data lands, so its own
         // device must write it: LOCAL_WRITE. The server also keeps a receive buffer for the
-        // client's echo (hello only).
+        // client's echo.
         const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer(options.size);
         const int access = is_server ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_LOCAL_WRITE;
@@ -213,27 +146,23 @@ int main(int argc, char** argv) {
             for (std::size_t i = 0; i < buffer.size(); ++i) {
                 buffer[i] = std::byte(i % 251);  // a pattern a wrong offset would not match
             }
-            if (flags.mode == Mode::kHello) {  // checked above: the text fits
-                std::memcpy(buffer.data(), kServerText.data(), kServerText.size());
-                buffer[kServerText.size()] = std::byte{0};
-            }
+            std::memcpy(buffer.data(), kServerText.data(), kServerText.size());  // it fits
+            buffer[kServerText.size()] = std::byte{0};
         }
 
         // Steps 6-7 (lessons 03-04): CQ and RC QP.
-        const lab::CompletionQueue cq =
-            lab::create_cq(port.context.get(), static_cast<int>(flags.depth) + 16);
-        lab::QueueSizes sizes;
-        sizes.send_wr = static_cast<std::uint32_t>(flags.depth) + 1;
-        sizes.recv_wr = 1;
-        const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
+        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 4);
+        const lab::QueuePair qp =
+            lab::create_rc_qp(pd.get(), cq.get(), cq.get(), {.send_wr = 2, .recv_wr = 1});
 
         // Step 8 (lesson 05): INIT, the exchange of addresses and the region,
         // RTR, RTS. The QP must grant remote reads too (qp_access_flags), or
         // the device refuses them whatever the MR allows. And the read
-        // limits: max_dest_rd_atomic (set in RTR) is how many reads this QP
-        // serves at once as responder; max_rd_atomic (set in RTS) how many it
-        // issues at once as initiator. An initiator must not issue more than
-        // its responder accepts: both sides here use --rd-atomic.
+        // limits: max_dest_rd_atomic (set in RTR, at most max_qp_rd_atom) is
+        // how many reads this QP serves at once as responder; max_rd_atomic
+        // (set in RTS, at most max_qp_init_rd_atom) how many it issues at once
+        // as initiator. An initiator must not issue more than its responder
+        // accepts: both sides here use --rd-atomic.
         auto [remote, connection] =
             lab::connect_qp(qp.get(), port, options,
                             {.access = IBV_ACCESS_REMOTE_READ,
@@ -248,19 +177,13 @@ int main(int argc, char** argv) {
         std::printf("Step 8: QP is in %s, max_rd_atomic %u, max_dest_rd_atomic %u\n",
                     lab::qp_state_name(qp_attr.qp_state), qp_attr.max_rd_atomic,
                     qp_attr.max_dest_rd_atomic);
-        if (is_server && flags.mode == Mode::kHello) {
+        if (is_server) {
             // The receive for the echo, posted before the barrier lets the client send.
             lab::post_receive(qp.get(), echo, echo_mr->lkey);  // ibv_post_recv, lesson 04
         }
         connection.barrier(options.timeout);  // both QPs are ready: the client may read
 
         if (is_server) {
-            if (flags.mode != Mode::kHello) {
-                // Nothing to do while the client reads: no receive, no completion.
-                connection.barrier(run_timeout(options));
-                std::printf("Step 10: cleaning up\n");
-                return 0;
-            }
             // The reads took no work here. The echo is a send, which does:
             // once the client says it is done, its receive has completed.
             connection.barrier(options.timeout);
@@ -278,27 +201,7 @@ int main(int argc, char** argv) {
             throw lab::Error("the server's region has " + std::to_string(remote.length) +
                              " bytes, fewer than --size (hint: give both sides the same -s)");
         }
-        if (flags.mode == Mode::kBandwidth) {
-            std::printf(
-                "Step 9: %zu reads posted at a time, at most %u in flight "
-                "(max_rd_atomic)\n",
-                flags.depth, qp_attr.max_rd_atomic);
-            // As in lesson 07: the TCP connection notices a server that exits.
-            measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, flags,
-                              connection.watch());
-            connection.barrier(options.timeout);
-            std::printf("Step 10: cleaning up\n");
-            return 0;
-        }
-        if (flags.mode == Mode::kLatency) {
-            measure_latency(qp.get(), cq.get(), buffer, mr->lkey, remote, options,
-                            connection.watch());
-            connection.barrier(options.timeout);
-            std::printf("Step 10: cleaning up\n");
-            return 0;
-        }
-
-        // Hello: read the server's text (with its terminating zero) into our buffer.
+        // Read the server's text (with its terminating zero) into our buffer.
         const auto landing = std::span(buffer).first(kServerText.size() + 1);
         std::uint64_t source_addr = remote.remote_addr;
         std::uint32_t source_rkey = remote.rkey;

@@ -3,6 +3,7 @@
 // the end of the region completes with IBV_WC_REM_ACCESS_ERR.
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -11,12 +12,14 @@
 
 using lab::test::check_gid_out_of_range;
 using lab::test::check_one_error_line;
-using lab::test::check_peer_killed_mid_transfer;
+using lab::test::check_peer_death_noticed;
 using lab::test::check_port_in_use;
 using lab::test::check_remote_access_error;
 using lab::test::check_server_not_running;
 using lab::test::check_unknown_device;
 using lab::test::lesson;
+using lab::test::Process;
+using lab::test::program;
 using lab::test::run;
 using lab::test::with;
 using namespace std::chrono_literals;
@@ -35,7 +38,6 @@ TEST_CASE("09_rdma_read rejects bad input with one line and a non-zero exit",
     SECTION("bad sizes, depths and read limits") {
         check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
         check_one_error_line(run(with(base, {"-s", "16"}), 20s), "--size 16 cannot hold");
-        check_one_error_line(run(with(base, {"--bw", "--depth", "0"}), 20s), "--depth");
         check_one_error_line(run(with(base, {"--rd-atomic", "0"}), 20s), "--rd-atomic");
         check_one_error_line(run(with(base, {"--rd-atomic", "200"}), 20s),
                              "--rd-atomic 200 is above what the device allows");
@@ -56,7 +58,43 @@ TEST_CASE("09_rdma_read: a wrong rkey or an address past the end is IBV_WC_REM_A
                               "it matches");
 }
 
-TEST_CASE("09_rdma_read: a peer killed mid-run is noticed within 2 s, in both directions",
+// The measuring program of lesson 09 (bench/09_read_bench.cpp).
+TEST_CASE("09_read_bench rejects bad input with one line and a non-zero exit",
           "[lesson09][bad-input]") {
-    check_peer_killed_mid_transfer("09_rdma_read", "reads posted at a time", "--bw");
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {program("bench/09_read_bench"), "-p", port, "--timeout",
+                                           "3"};
+    check_one_error_line(run(base, 20s), "nothing to measure");
+    check_one_error_line(run(with(base, {"--bw", "--depth", "0"}), 20s), "--depth");
+    check_one_error_line(run(with(base, {"--bw", "--lat"}), 20s), "--lat");
+    check_one_error_line(run(with(base, {"--bw", "--rd-atomic", "200"}), 20s),
+                         "--rd-atomic 200 is above what the device allows");
+}
+
+TEST_CASE("09_read_bench: a peer killed while it measures is noticed within 2 s, both ways",
+          "[lesson09][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    // More reads than the test waits for.
+    const std::vector<std::string> base = {program("bench/09_read_bench"),
+                                           "-p",
+                                           port,
+                                           "--timeout",
+                                           "10",
+                                           "--bw",
+                                           "-s",
+                                           "65536",
+                                           "-n",
+                                           "100000000"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    Process client(with(base, {"127.0.0.1"}));
+    REQUIRE(client.wait_for_output("reads posted at a time", 30s));
+    std::this_thread::sleep_for(500ms);  // the reads are under way
+
+    SECTION("client killed: the server notices when the socket closes") {
+        check_peer_death_noticed(client, server, "the peer closed the connection");
+    }
+    SECTION("server killed: the client's completion wait ends when the socket closes") {
+        check_peer_death_noticed(server, client, "the peer closed the connection");
+    }
 }
