@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Lesson 07 side by side with perftest: 07_rdma_write --bw against ib_write_bw,
-# 07_rdma_write --lat against ib_write_lat, on the same device, with the same
-# sizes, iteration counts and send-queue depth, in one run.
+# Lesson 07 side by side with perftest: its write, measured by
+# bench_07_rdma_write (bench/07_rdma_write.cpp), --bw against ib_write_bw and
+# --lat against ib_write_lat, on the same device, with the same sizes,
+# iteration counts and send-queue depth, in one run.
 #
 #   bench/07_rdma_write.sh BUILD_DIR      (./lab bench runs it on the RDMA target)
 #
@@ -15,8 +16,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build=${1:?usage: bench/07_rdma_write.sh BUILD_DIR}
-lesson=$build/lessons/07_rdma_write/07_rdma_write
-bench_setup 07 "$build" "$lesson" ib_write_bw ib_write_lat
+program=$build/bench/bench_07_rdma_write
+bench_setup 07 "$build" "$program" ib_write_bw ib_write_lat
 depth=64 # writes outstanding: perftest's -t, our --depth
 perftest=(-d "$device" -x "$gid" -F)
 ours=(-d "$device" -g "$gid")
@@ -24,14 +25,14 @@ ours=(-d "$device" -g "$gid")
 for size_iters in 4096:4000 65536:1000; do
     size=${size_iters%:*} iters=${size_iters#*:}
     theirs_command=(ib_write_bw "${perftest[@]}" -s "$size" -n "$iters" -t "$depth")
-    ours_command=("$lesson" --bw "${ours[@]}" -s "$size" -n "$iters" --depth "$depth")
+    ours_command=("$program" --bw "${ours[@]}" -s "$size" -n "$iters" --depth "$depth")
     alternate "column_after_header 3" "column_after_header 4"
     row "07_rdma_write:bw:${size}B[MB/s]" "$ours_median" "$theirs_median"
 done
 
 for size in 8 4096; do
     theirs_command=(ib_write_lat "${perftest[@]}" -s "$size" -n 2000)
-    ours_command=("$lesson" --lat "${ours[@]}" -s "$size" -n 2000)
+    ours_command=("$program" --lat "${ours[@]}" -s "$size" -n 2000)
     alternate "column_after_header 5" "column_after_header 5"
     row "07_rdma_write:lat:${size}B[us]" "$ours_median" "$theirs_median"
 done

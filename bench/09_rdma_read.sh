@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lesson 09 side by side with perftest: its measuring program (bench/09_read_bench.cpp,
+# Lesson 09 side by side with perftest: its measuring program (bench/09_rdma_read.cpp,
 # lesson 09's set-up and reads) --bw against ib_read_bw, --lat against
 # ib_read_lat, on the same device, with the same sizes, iteration counts,
 # send-queue depth and reads in flight, in one run.
@@ -17,7 +17,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build=${1:?usage: bench/09_rdma_read.sh BUILD_DIR}
-lesson=$build/bench/09_read_bench
+lesson=$build/bench/bench_09_rdma_read
 bench_setup 09 "$build" "$lesson" ib_read_bw ib_read_lat
 depth=64           # reads posted: perftest's -t, our --depth
 reads_in_flight=16 # max_rd_atomic: perftest's -o, our --rd-atomic

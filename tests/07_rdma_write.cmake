@@ -5,3 +5,6 @@ lab_add_test(test_07_rdma_write_bad_input lessons/test_07_rdma_write_bad_input.c
   LABELS lesson rxe two-process bad-input TIMEOUT 180 DEPENDS 07_rdma_write)
 lab_add_test(test_report unit/test_report.cpp
   LABELS unit TIMEOUT 30)
+# bench_07_rdma_write: lesson 07's measuring modes (bench/07_rdma_write.cpp).
+lab_add_test(test_bench_07_rdma_write bench/test_bench_07_rdma_write.cpp
+  LABELS bench rxe two-process TIMEOUT 180 DEPENDS bench_07_rdma_write)

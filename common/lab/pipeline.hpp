@@ -1,12 +1,14 @@
 /**
  * @file pipeline.hpp
- * @brief Keeping many work requests in flight with selective signaling (lesson 07).
+ * @brief Keeping many work requests in flight with selective signaling (lesson 07's
+ *        measuring program).
  *
- * Lesson 07's bandwidth mode writes out the loop: post until --depth requests
- * are outstanding, ask for a completion (IBV_SEND_SIGNALED) on only one in
- * every few, and let each completion retire every request posted before it,
- * because a send queue completes in order. Later lessons that measure
- * bandwidth the same way call stream_work_requests() instead.
+ * bench/07_rdma_write.cpp (lesson 07's write, measured like ib_write_bw)
+ * writes out the loop: post until --depth requests are outstanding, ask for a
+ * completion (IBV_SEND_SIGNALED) on only one in every few, and let each
+ * completion retire every request posted before it, because a send queue
+ * completes in order. Later programs that measure bandwidth the same way call
+ * stream_work_requests() instead.
  */
 #pragma once
 

@@ -40,4 +40,15 @@ std::string text_in(std::span<const std::byte> bytes) {
     return {text, strnlen(text, bytes.size())};
 }
 
+std::string hex_bytes(std::span<const std::byte> bytes) {
+    std::string text;
+    for (const std::byte byte : bytes) {
+        char two[4];
+        std::snprintf(two, sizeof two, text.empty() ? "%02x" : " %02x",
+                      std::to_integer<unsigned>(byte));
+        text += two;
+    }
+    return text;
+}
+
 }  // namespace lab

@@ -1,9 +1,10 @@
 /**
  * @file report.hpp
- * @brief Printing what a program measured the way perftest does (lessons 07 and 09,
- *        exercise 04), and the text that arrived in a buffer.
+ * @brief Printing what a program measured the way perftest does (the measuring
+ *        programs under bench/, lesson 09, exercise 04), and the bytes that arrived in a buffer.
  *
- * Lesson 07 teaches how to measure bandwidth and latency. Its results are
+ * Lesson 07's measuring program (bench/07_rdma_write.cpp) measures bandwidth
+ * and latency as ib_write_bw and ib_write_lat do. Results are
  * printed in perftest's own layout (a "#bytes" header line, then one line of
  * figures) so that a reader can hold them next to ib_write_bw's output, and so
  * that the benchmark scripts read the course's programs and perftest alike.
@@ -42,5 +43,13 @@ void print_latency(std::size_t message_size, std::vector<double> microseconds);
  * program read past the buffer.
  */
 std::string text_in(std::span<const std::byte> bytes);
+
+/**
+ * @brief @p bytes in hexadecimal, in memory order, separated by spaces
+ *        ("e8 03 00 00 00 00 00 00" for the 64-bit 1000 on x86).
+ *
+ * Lesson 12 shows with it in which byte order an atomic's old value lands.
+ */
+std::string hex_bytes(std::span<const std::byte> bytes);
 
 }  // namespace lab

@@ -45,12 +45,12 @@ TEST_CASE("09_rdma_read: max_rd_atomic and max_dest_rd_atomic are what --rd-atom
     CHECK(client.out.find("device max_qp_rd_atom ") != std::string::npos);
 }
 
-// The measuring modes live in bench/09_read_bench.cpp (./lab bench runs it
+// The measuring modes live in bench/09_rdma_read.cpp (./lab bench runs it
 // against perftest); here they must print perftest's columns, right.
-TEST_CASE("09_read_bench --bw and --lat report like ib_read_bw and ib_read_lat", "[lesson09]") {
+TEST_CASE("bench_09_rdma_read --bw and --lat report like ib_read_bw and ib_read_lat", "[lesson09]") {
     const auto run_bench = [](const std::vector<std::string>& flags) {
         const std::string port = std::to_string(lab::test::free_tcp_port());
-        std::vector<std::string> argv = {program("bench/09_read_bench"), "-p", port, "--timeout",
+        std::vector<std::string> argv = {program("bench/bench_09_rdma_read"), "-p", port, "--timeout",
                                          "20"};
         argv.insert(argv.end(), flags.begin(), flags.end());
         Process server(argv);

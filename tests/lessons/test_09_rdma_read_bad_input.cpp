@@ -58,11 +58,11 @@ TEST_CASE("09_rdma_read: a wrong rkey or an address past the end is IBV_WC_REM_A
                               "it matches");
 }
 
-// The measuring program of lesson 09 (bench/09_read_bench.cpp).
-TEST_CASE("09_read_bench rejects bad input with one line and a non-zero exit",
+// The measuring program of lesson 09 (bench/09_rdma_read.cpp).
+TEST_CASE("bench_09_rdma_read rejects bad input with one line and a non-zero exit",
           "[lesson09][bad-input]") {
     const std::string port = std::to_string(lab::test::free_tcp_port());
-    const std::vector<std::string> base = {program("bench/09_read_bench"), "-p", port, "--timeout",
+    const std::vector<std::string> base = {program("bench/bench_09_rdma_read"), "-p", port, "--timeout",
                                            "3"};
     check_one_error_line(run(base, 20s), "nothing to measure");
     check_one_error_line(run(with(base, {"--bw", "--depth", "0"}), 20s), "--depth");
@@ -71,11 +71,11 @@ TEST_CASE("09_read_bench rejects bad input with one line and a non-zero exit",
                          "--rd-atomic 200 is above what the device allows");
 }
 
-TEST_CASE("09_read_bench: a peer killed while it measures is noticed within 2 s, both ways",
+TEST_CASE("bench_09_rdma_read: a peer killed while it measures is noticed within 2 s, both ways",
           "[lesson09][bad-input]") {
     const std::string port = std::to_string(lab::test::free_tcp_port());
     // More reads than the test waits for.
-    const std::vector<std::string> base = {program("bench/09_read_bench"),
+    const std::vector<std::string> base = {program("bench/bench_09_rdma_read"),
                                            "-p",
                                            port,
                                            "--timeout",

@@ -34,7 +34,7 @@ lab::test::Result run_fault(const std::string& fault) {
     Process server(base);
     const auto client = run(with(base, {fault, "127.0.0.1"}), 30s);
     const auto server_result = server.wait(30s);
-    check_one_error_line(server_result, "client 1 did not finish");
+    check_one_error_line(server_result, "the peer closed the connection");
     return client;
 }
 
@@ -53,7 +53,8 @@ TEST_CASE("12_atomics rejects bad input with one line and a non-zero exit",
     }
     SECTION("bad counts") {
         check_one_error_line(run(with(base, {"--clients", "0"}), 20s), "--clients");
-        check_one_error_line(run(with(base, {"--depth", "0"}), 20s), "--depth");
+        // Measuring with atomics in flight is bench_12_atomics's job, not the lesson's.
+        check_one_error_line(run(with(base, {"--depth", "4"}), 20s), "--depth");
         check_one_error_line(run(with(base, {"-n", "0"}), 20s), "--iters");
         check_one_error_line(run(with(base, {"--wrong-alignment", "--wrong-rkey"}), 20s),
                              "excludes");
@@ -90,11 +91,11 @@ TEST_CASE("12_atomics: a peer killed mid-run is noticed within 2 s, in both dire
         lesson("12_atomics"), "-p", port, "--timeout", "20", "-n", "100000000"};
     Process server(base);
     Process client(with(base, {"127.0.0.1"}));
-    REQUIRE(client.wait_for_output("client: connected", 30s));
+    REQUIRE(client.wait_for_output("remote address", 30s));
     std::this_thread::sleep_for(1s);
 
     SECTION("client killed: the server's barrier ends") {
-        check_peer_death_noticed(client, server, "client 1 did not finish");
+        check_peer_death_noticed(client, server, "the peer closed the connection");
     }
     SECTION("server killed: the client's fetch-and-add loop ends") {
         check_peer_death_noticed(server, client, "the peer closed the connection");

@@ -143,6 +143,9 @@ std::string program(const std::string& relative_path) {
 }
 
 std::string lesson(const std::string& name) {
+    if (name.starts_with("bench_")) {
+        return program("bench/" + name);
+    }
     return program("lessons/" + name + "/" + name);
 }
 

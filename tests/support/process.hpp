@@ -65,7 +65,8 @@ Result run(const std::vector<std::string>& argv,
 /// Path of a program built by this tree, e.g. program("lessons/01_devices/01_devices").
 std::string program(const std::string& relative_path);
 
-/// A lesson's binary: lesson("01_devices") is build/.../lessons/01_devices/01_devices.
+/// A lesson's binary: lesson("01_devices") is build/.../lessons/01_devices/01_devices;
+/// a measuring program's: lesson("bench_07_rdma_write") is build/.../bench/bench_07_rdma_write.
 std::string lesson(const std::string& name);
 
 /// A TCP port nobody listens on, different for each call in this process.

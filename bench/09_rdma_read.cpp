@@ -3,9 +3,9 @@
 // can set the two side by side. The set-up is lesson 09's (REMOTE_READ on the
 // server's region, --rd-atomic reads in flight); only step 9 differs.
 //
-//   09_read_bench --bw [-s SIZE] [-n ITERS] [--depth N] [--rd-atomic N]          (server)
-//   09_read_bench --bw [the same flags] SERVER                                    (client)
-//   09_read_bench --lat [-s SIZE] [-n ITERS], likewise
+//   bench_09_rdma_read --bw [-s SIZE] [-n ITERS] [--depth N] [--rd-atomic N]          (server)
+//   bench_09_rdma_read --bw [the same flags] SERVER                                    (client)
+//   bench_09_rdma_read --lat [-s SIZE] [-n ITERS], likewise
 //
 // --depth is how many reads the client keeps posted (perftest's -t),
 // --rd-atomic how many the device keeps in flight (perftest's -o).
