@@ -47,11 +47,12 @@ TEST_CASE("09_rdma_read: max_rd_atomic and max_dest_rd_atomic are what --rd-atom
 
 // The measuring modes live in bench/09_rdma_read.cpp (./lab bench runs it
 // against perftest); here they must print perftest's columns, right.
-TEST_CASE("bench_09_rdma_read --bw and --lat report like ib_read_bw and ib_read_lat", "[lesson09]") {
+TEST_CASE("bench_09_rdma_read --bw and --lat report like ib_read_bw and ib_read_lat",
+          "[lesson09]") {
     const auto run_bench = [](const std::vector<std::string>& flags) {
         const std::string port = std::to_string(lab::test::free_tcp_port());
-        std::vector<std::string> argv = {program("bench/bench_09_rdma_read"), "-p", port, "--timeout",
-                                         "20"};
+        std::vector<std::string> argv = {program("bench/bench_09_rdma_read"), "-p", port,
+                                         "--timeout", "20"};
         argv.insert(argv.end(), flags.begin(), flags.end());
         Process server(argv);
         REQUIRE(server.wait_for_output("waiting for a client", 20s));

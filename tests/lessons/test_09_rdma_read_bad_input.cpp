@@ -62,8 +62,8 @@ TEST_CASE("09_rdma_read: a wrong rkey or an address past the end is IBV_WC_REM_A
 TEST_CASE("bench_09_rdma_read rejects bad input with one line and a non-zero exit",
           "[lesson09][bad-input]") {
     const std::string port = std::to_string(lab::test::free_tcp_port());
-    const std::vector<std::string> base = {program("bench/bench_09_rdma_read"), "-p", port, "--timeout",
-                                           "3"};
+    const std::vector<std::string> base = {program("bench/bench_09_rdma_read"), "-p", port,
+                                           "--timeout", "3"};
     check_one_error_line(run(base, 20s), "nothing to measure");
     check_one_error_line(run(with(base, {"--bw", "--depth", "0"}), 20s), "--depth");
     check_one_error_line(run(with(base, {"--bw", "--lat"}), 20s), "--lat");
