@@ -6,7 +6,8 @@
 // names in RDMA reads, writes and atomics. Then it shows three refusals with
 // their real error codes: remote write access without local write (EINVAL),
 // a PD that still has MRs (EBUSY), and more pinned memory than RLIMIT_MEMLOCK
-// allows (ENOMEM) — including why root does not see that last one.
+// allows (ENOMEM) — including why root does not see that last one. Last, two
+// flags not every device offers, and a zero-based region made with ibv_reg_mr_iova.
 //
 // Run:   ./lab run 02_memory               (first device, a 4096-byte buffer)
 //        ./lab run 02_memory -d rxe0 -s 65536
@@ -25,6 +26,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,11 +41,12 @@ namespace {
 
 // "Invalid argument (EINVAL)": the text a student sees and the name to look up.
 std::string errno_text(int error_number) {
-    std::string name = error_number == EINVAL   ? "EINVAL"
-                       : error_number == EBUSY  ? "EBUSY"
-                       : error_number == ENOMEM ? "ENOMEM"
-                       : error_number == EPERM  ? "EPERM"
-                                                : std::to_string(error_number);
+    std::string name = error_number == EINVAL       ? "EINVAL"
+                       : error_number == EBUSY      ? "EBUSY"
+                       : error_number == ENOMEM     ? "ENOMEM"
+                       : error_number == EPERM      ? "EPERM"
+                       : error_number == EOPNOTSUPP ? "EOPNOTSUPP"
+                                                    : std::to_string(error_number);
     return std::string(std::strerror(error_number)) + " (" + name + ")";
 }
 
@@ -62,6 +65,8 @@ std::string access_names(int access) {
     add(IBV_ACCESS_REMOTE_READ, "REMOTE_READ");
     add(IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE");
     add(IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC");
+    add(IBV_ACCESS_ZERO_BASED, "ZERO_BASED");
+    add(IBV_ACCESS_ON_DEMAND, "ON_DEMAND");
     return names;
 }
 
@@ -96,8 +101,7 @@ void set_ipc_lock(bool enabled) {
     lab::check(static_cast<int>(syscall(SYS_capset, &header, data)), "capset");
 }
 
-// One attempt to register @p buffer; returns 0 or the errno of the refusal.
-// A registration that succeeds is undone at once: only the answer matters here.
+// One attempt to register @p buffer, undone at once: returns 0 or the errno.
 int try_register(ibv_pd* pd, std::span<std::byte> buffer, int access) {
     ibv_mr* mr = ibv_reg_mr(pd, buffer.data(), buffer.size(), access);
     if (mr == nullptr) {
@@ -204,6 +208,35 @@ int main(int argc, char** argv) {
             "\tthe fix: raise the limit ('ulimit -l unlimited', memlock in "
             "/etc/security/limits.conf, 'docker run --ulimit memlock=-1'); "
             "CAP_IPC_LOCK bypasses it\n");
+
+        // Flags not every device offers, so the lesson prints the answer. ZERO_BASED:
+        // a peer addresses the region from 0. ON_DEMAND (ODP): pages are not
+        // pinned but faulted in when the device touches them (odp_caps say so).
+        std::printf("Flags this device and kernel may not offer:\n");
+        ibv_device_attr_ex attr_ex{};
+        lab::check(ibv_query_device_ex(context.get(), nullptr, &attr_ex), "ibv_query_device_ex");
+        for (const int access : {IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED,
+                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND}) {
+            const int answer = try_register(pd.get(), buffer, access);
+            std::printf("\tibv_reg_mr(%s): %s\n", access_names(access).c_str(),
+                        answer == 0 ? "accepted" : errno_text(answer).c_str());
+        }
+        std::printf("\todp_caps.general_caps: %s\n",
+                    attr_ex.odp_caps.general_caps & IBV_ODP_SUPPORT ? "ODP_SUPPORT" : "no ODP");
+        // The portable zero-based region: ibv_reg_mr_iova names the address a peer
+        // uses; iova keeps the buffer's offset in its page, so 0 needs alignment.
+        const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+        std::vector<std::byte> backing(options.size + page);
+        void* aligned = backing.data();
+        std::size_t room = backing.size();
+        std::align(page, options.size, aligned, room);
+        lab::MemoryRegion zero_based(lab::check_ptr(
+            ibv_reg_mr_iova(pd.get(), aligned, options.size, /*iova=*/0,
+                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+            "ibv_reg_mr_iova", "iova and the buffer must sit at the same offset in a page"));
+        std::printf("\tibv_reg_mr_iova(iova 0): rkey 0x%08x, remote addresses 0 to %zu\n",
+                    zero_based->rkey, options.size - 1);
+        lab::check(ibv_dereg_mr(zero_based.release()), "ibv_dereg_mr");
 
         // Step 10: clean up — every MR first, then the PD that holds them.
         for (lab::MemoryRegion& region : regions) {

@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
         .add_option("-c,--cqe", requested_cqe, "number of CQ entries to ask for")
         ->check(CLI::Range(1, INT_MAX))
         ->capture_default_str();
+    int comp_vector = 0;
+    command_line.app()
+        .add_option("--comp-vector", comp_vector, "the completion vector of the CQ")
+        ->check(CLI::Range(0, INT_MAX))
+        ->capture_default_str();
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
@@ -57,15 +62,29 @@ int main(int argc, char** argv) {
         std::printf("Step 6: ibv_create_comp_channel: fd %d\n", channel->fd);
 
         // Step 6b: the CQ. The device may grant more entries than asked for
-        // (never fewer); cq->cqe says how many it really has.
-        lab::CompletionQueue cq(lab::check_ptr(
-            ibv_create_cq(context.get(), requested_cqe, /*cq_context=*/nullptr, channel.get(),
-                          /*comp_vector=*/0),
-            "ibv_create_cq",
-            "the number of entries must be between 1 and the device's max_cqe (" +
-                std::to_string(device_attr.max_cqe) + ")"));
+        // (never fewer); cq->cqe says how many it really has. cq_context is any
+        // pointer of ours: ibv_get_cq_event hands it back with the event (lesson
+        // 10), so a program waiting on many CQs knows whose event it got.
+        // comp_vector picks which of the device's num_comp_vectors interrupt
+        // vectors signals the channel (on hardware, one per CPU core or so).
+        std::string cq_name = "the lesson's CQ";
+        const int vectors = context->num_comp_vectors;
+        if (comp_vector >= vectors) {
+            throw lab::Error("--comp-vector " + std::to_string(comp_vector) +
+                             " is out of range: " + ibv_get_device_name(context->device) + " has " +
+                             std::to_string(vectors) + " completion vector(s), 0 to " +
+                             std::to_string(vectors - 1));
+        }
+        lab::CompletionQueue cq(
+            lab::check_ptr(ibv_create_cq(context.get(), requested_cqe, /*cq_context=*/&cq_name,
+                                         channel.get(), comp_vector),
+                           "ibv_create_cq",
+                           "the number of entries must be between 1 and the device's max_cqe (" +
+                               std::to_string(device_attr.max_cqe) + ")"));
         std::printf("\tibv_create_cq: requested %d entries, granted %d (cq->cqe)\n", requested_cqe,
                     cq->cqe);
+        std::printf("\tcq_context: \"%s\"; comp_vector %d of num_comp_vectors %d\n",
+                    static_cast<const std::string*>(cq->cq_context)->c_str(), comp_vector, vectors);
 
         // Step 6c: poll the empty CQ. ibv_poll_cq never blocks: it returns how
         // many completions it copied out (up to the array size), 0 when none

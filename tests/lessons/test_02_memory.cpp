@@ -1,5 +1,6 @@
 // Lesson 02 on the real device: the keys it printed, the three refusals with
 // their real error codes, and one clear line for bad input.
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <regex>
@@ -102,6 +103,36 @@ TEST_CASE("02_memory shows EINVAL, EBUSY and ENOMEM with their errno text", "[le
     CHECK(contains(result.out, "Step 10: ibv_dereg_mr on 4 MRs"));
     CHECK(contains(result.out, "ibv_dealloc_pd: done"));
     CHECK(result.err.empty());  // no warning from a failed destroy
+}
+
+TEST_CASE("02_memory reports what this kernel answers for ZERO_BASED, ON_DEMAND and iova 0",
+          "[lesson02]") {
+    const auto result = run({lesson("02_memory")});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    utsname system{};
+    REQUIRE(uname(&system) == 0);
+    const std::string release = system.release;
+    // Measured on rxe: kernel 6.1 registers a ZERO_BASED region, 6.12 refuses it.
+    if (release.rfind("6.1.", 0) == 0) {
+        CHECK(contains(result.out, "ibv_reg_mr(LOCAL_WRITE|ZERO_BASED): accepted"));
+    } else if (release.rfind("6.12.", 0) == 0) {
+        CHECK(contains(result.out,
+                       "ibv_reg_mr(LOCAL_WRITE|ZERO_BASED): Operation not supported (EOPNOTSUPP)"));
+    }
+    // Without ODP in odp_caps, an ON_DEMAND registration is refused.
+    if (contains(result.out, "odp_caps.general_caps: no ODP")) {
+        CHECK(std::regex_search(
+            result.out,
+            std::regex(R"(ibv_reg_mr\(LOCAL_WRITE\|ON_DEMAND\): \S.*\((EINVAL|EOPNOTSUPP)\))")));
+    }
+    std::smatch match;
+    REQUIRE(std::regex_search(
+        result.out, match,
+        std::regex(
+            R"(ibv_reg_mr_iova\(iova 0\): rkey 0x([0-9a-f]{8}), remote addresses 0 to (\d+))")));
+    CHECK(std::stoul(match[1], nullptr, 16) != 0);
+    CHECK(std::stoul(match[2]) == 4095);
 }
 
 TEST_CASE("02_memory as an unprivileged user meets the memlock limit at once", "[lesson02]") {

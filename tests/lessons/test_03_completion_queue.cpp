@@ -69,6 +69,28 @@ TEST_CASE("03_completion_queue: the channel refuses to go before its CQ (EBUSY)"
     CHECK(result.err.empty());
 }
 
+TEST_CASE("03_completion_queue keeps its cq_context and takes every comp_vector the device has",
+          "[lesson03]") {
+    const auto first = run({lesson("03_completion_queue")});
+    INFO(first.out << first.err);
+    REQUIRE(first.exit_code == 0);
+    CHECK(contains(first.out, "cq_context: \"the lesson's CQ\"; comp_vector 0 of"));
+    std::smatch match;
+    REQUIRE(std::regex_search(first.out, match, std::regex(R"(num_comp_vectors (\d+))")));
+    const int vectors = std::stoi(match[1]);
+    REQUIRE(vectors >= 1);
+    const std::string last = std::to_string(vectors - 1);
+    const auto on_last = run({lesson("03_completion_queue"), "--comp-vector", last});
+    INFO(on_last.out << on_last.err);
+    CHECK(on_last.exit_code == 0);
+    CHECK(contains(on_last.out, "comp_vector " + last + " of num_comp_vectors"));
+    const auto beyond =
+        run({lesson("03_completion_queue"), "--comp-vector", std::to_string(vectors)});
+    INFO(beyond.out << beyond.err);
+    CHECK(beyond.exit_code != 0);
+    CHECK(contains(beyond.err, "--comp-vector " + std::to_string(vectors) + " is out of range"));
+}
+
 #else
 
 TEST_CASE("03_completion_queue rejects bad input with one line and a non-zero exit",
@@ -81,6 +103,8 @@ TEST_CASE("03_completion_queue rejects bad input with one line and a non-zero ex
                             {{"--cqe", "0"}, "--cqe"},
                             {{"--cqe", "-5"}, "--cqe"},
                             {{"--cqe", "lots"}, "--cqe"},
+                            {{"--comp-vector", "-1"}, "--comp-vector"},
+                            {{"--comp-vector", "100000"}, "--comp-vector 100000 is out of range"},
                             // Above the device's max_cqe (32767 on rxe): the verb itself refuses.
                             {{"--cqe", "100000000"}, "ibv_create_cq failed: Invalid argument"},
                         });
