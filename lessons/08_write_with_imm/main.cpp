@@ -55,18 +55,11 @@ std::string slot_message(std::size_t slot) {
 }
 
 std::string_view wc_opcode_name(ibv_wc_opcode opcode) {
-    switch (opcode) {
-        case IBV_WC_RECV_RDMA_WITH_IMM:
-            return "IBV_WC_RECV_RDMA_WITH_IMM";
-        case IBV_WC_RECV:
-            return "IBV_WC_RECV";
-        case IBV_WC_RDMA_WRITE:
-            return "IBV_WC_RDMA_WRITE";
-        case IBV_WC_SEND:
-            return "IBV_WC_SEND";
-        default:
-            return "another opcode";
-    }
+    return opcode == IBV_WC_RECV_RDMA_WITH_IMM ? "IBV_WC_RECV_RDMA_WITH_IMM"
+           : opcode == IBV_WC_RECV             ? "IBV_WC_RECV"
+           : opcode == IBV_WC_RDMA_WRITE       ? "IBV_WC_RDMA_WRITE"
+           : opcode == IBV_WC_SEND             ? "IBV_WC_SEND"
+                                               : "another opcode";
 }
 
 // Step 9 (server): one receive. With @p slot empty it has no scatter/gather
