@@ -191,9 +191,13 @@ int main(int argc, char** argv) {
         print_field("gid_tbl_len", port_attr.gid_tbl_len);
 
         // Step 3c: the GID table. On RoCE a GID is an IP address; each entry
-        // also has a type. ibv_query_gid_table returns only the valid entries,
-        // with their types, for all ports of the device.
-        std::vector<ibv_gid_entry> gid_table(static_cast<std::size_t>(port_attr.gid_tbl_len));
+        // also has a type. ibv_query_gid_table returns the valid entries of
+        // ALL ports of the device, so the buffer holds every port's table.
+        std::size_t all_ports_entries = 0;
+        for (unsigned each = 1; each <= device_attr.phys_port_cnt; ++each) {
+            all_ports_entries += lab::query_port(context.get(), std::uint8_t(each)).gid_tbl_len;
+        }
+        std::vector<ibv_gid_entry> gid_table(all_ports_entries);
         const ssize_t valid =
             ibv_query_gid_table(context.get(), gid_table.data(), gid_table.size(), 0);
         if (valid < 0) {
