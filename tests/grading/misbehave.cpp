@@ -38,7 +38,7 @@ void escape(Link& link) {
     const Message order = link.expect("paths");  // a file of the repository, and its folder
     const std::string repo_file = order.text(1), repo_dir = order.text(2);
     Message report{"escape"};
-    struct stat info {};
+    struct stat info = {};
     report.add("uid=" + std::to_string(::getuid()));
     report.add("see-repo=" + outcome(::stat(repo_dir.c_str(), &info) == 0));
     report.add("read-repo-file=" + outcome(::open(repo_file.c_str(), O_RDONLY) >= 0));
