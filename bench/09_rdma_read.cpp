@@ -12,7 +12,6 @@
 
 #include <infiniband/verbs.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -108,12 +107,7 @@ int main(int argc, char** argv) {
         const lab::Port port = lab::open_port(options);
         ibv_device_attr device_attr{};
         lab::check(ibv_query_device(port.context.get(), &device_attr), "ibv_query_device");
-        if (rd_atomic > std::min(device_attr.max_qp_rd_atom, device_attr.max_qp_init_rd_atom)) {
-            throw lab::Error("--rd-atomic " + std::to_string(rd_atomic) +
-                             " is above what the device allows (hint: max_qp_rd_atom is " +
-                             std::to_string(device_attr.max_qp_rd_atom) + ", max_qp_init_rd_atom " +
-                             std::to_string(device_attr.max_qp_init_rd_atom) + ")");
-        }
+        lab::check_rd_atomic(device_attr, rd_atomic);
         const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer(options.size);
         const int access = is_server ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_LOCAL_WRITE;

@@ -1,8 +1,11 @@
 #include "lab/connect.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <utility>
 
+#include "lab/check.hpp"
 #include "lab/options.hpp"
 #include "lab/verbs.hpp"
 
@@ -36,6 +39,15 @@ Peer finish(ibv_qp* qp, const Port& port, Connection connection, const Connectio
 }
 
 }  // namespace
+
+void check_rd_atomic(const ibv_device_attr& device, int requested) {
+    if (requested > std::min(device.max_qp_rd_atom, device.max_qp_init_rd_atom)) {
+        throw Error("--rd-atomic " + std::to_string(requested) +
+                    " is above what the device allows (hint: max_qp_rd_atom is " +
+                    std::to_string(device.max_qp_rd_atom) + ", max_qp_init_rd_atom " +
+                    std::to_string(device.max_qp_init_rd_atom) + ")");
+    }
+}
 
 Peer connect_qp(ibv_qp* qp, const Port& port, const Options& options, const PeerSetup& setup) {
     const ConnectionInfo mine = prepare(qp, port, setup);

@@ -31,6 +31,15 @@ struct PeerSetup {
     std::uint8_t rnr_retry = 7;      ///< RTS: retries of a send that found no receive; 7 = forever
 };
 
+/**
+ * @brief Refuse more reads and atomics in flight than the device allows (lesson 09).
+ *
+ * PeerSetup::rd_atomic becomes max_rd_atomic at RTS, capped by the device's
+ * max_qp_init_rd_atom, and max_dest_rd_atomic at RTR, capped by max_qp_rd_atom.
+ * @throws lab::Error naming the flag and both limits when @p requested is above either.
+ */
+void check_rd_atomic(const ibv_device_attr& device, int requested);
+
 /// The peer after step 8: what it sent, and the TCP connection to it.
 struct Peer {
     ConnectionInfo info;    ///< its QP address and its memory region (address, rkey, length)

@@ -23,7 +23,6 @@
 
 #include <infiniband/verbs.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -113,18 +112,12 @@ int main(int argc, char** argv) {
         // max_dest_rd_atomic (reads a QP serves as responder), max_qp_init_rd_atom
         // caps max_rd_atomic (reads it issues as initiator). rxe checks both
         // against max_qp_rd_atom, which it reports equal to max_qp_init_rd_atom.
+        // lab::check_rd_atomic refuses an --rd-atomic above either, naming both.
         ibv_device_attr device_attr{};
         lab::check(ibv_query_device(port.context.get(), &device_attr), "ibv_query_device");
         std::printf("Step 3: device max_qp_rd_atom %d, max_qp_init_rd_atom %d\n",
                     device_attr.max_qp_rd_atom, device_attr.max_qp_init_rd_atom);
-        const int rd_atomic_limit =
-            std::min(device_attr.max_qp_rd_atom, device_attr.max_qp_init_rd_atom);
-        if (flags.rd_atomic > rd_atomic_limit) {
-            throw lab::Error("--rd-atomic " + std::to_string(flags.rd_atomic) +
-                             " is above what the device allows (hint: max_qp_rd_atom is " +
-                             std::to_string(device_attr.max_qp_rd_atom) + ", max_qp_init_rd_atom " +
-                             std::to_string(device_attr.max_qp_init_rd_atom) + ")");
-        }
+        lab::check_rd_atomic(device_attr, flags.rd_atomic);
 
         // Steps 4-5: PD and memory (ibv_reg_mr, via lab::register_memory). The server's region
         // grants REMOTE_READ and nothing else: a peer may read it, never write it, and no local

@@ -59,9 +59,12 @@ TEST_CASE("bench_07_rdma_write rejects bad input with one line", "[bench07][bad-
 TEST_CASE("bench_07_rdma_write: a peer killed mid-run is noticed within 2 s, both ways",
           "[bench07][bad-input]") {
     SECTION("bandwidth: the client streams writes") {
-        lab::test::check_peer_killed_mid_transfer("bench_07_rdma_write", "QP is in RTS", "--bw");
+        lab::test::check_peer_killed_mid_run(
+            "bench_07_rdma_write", {"--bw", "-s", "65536", "-n", "100000000"}, "QP is in RTS");
     }
     SECTION("latency: both sides watch memory for the peer's writes") {
-        lab::test::check_peer_killed_mid_transfer("bench_07_rdma_write", "QP is in RTS", "--lat");
+        // --lat keeps a sample per iteration: fewer of them.
+        lab::test::check_peer_killed_mid_run("bench_07_rdma_write", {"--lat", "-n", "1000000"},
+                                             "QP is in RTS");
     }
 }

@@ -3,7 +3,6 @@
 // addition is lost, and a dead peer ends the measuring loop.
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -12,9 +11,7 @@
 #include "support/process.hpp"
 
 using lab::test::check_one_error_line;
-using lab::test::check_peer_death_noticed;
 using lab::test::lesson;
-using lab::test::Process;
 using lab::test::run;
 using lab::test::run_pair;
 using lab::test::with;
@@ -48,19 +45,5 @@ TEST_CASE("bench_12_atomics rejects bad input with one line", "[bench12][bad-inp
 
 TEST_CASE("bench_12_atomics: a peer killed mid-run is noticed within 2 s, both ways",
           "[bench12][bad-input]") {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    const std::vector<std::string> base = {
-        lesson("bench_12_atomics"), "-p", port, "--timeout", "20", "-n", "100000000"};
-    Process server(base);
-    REQUIRE(server.wait_for_output("waiting for a client", 20s));
-    Process client(with(base, {"127.0.0.1"}));
-    REQUIRE(client.wait_for_output("QP is in RTS", 30s));
-    std::this_thread::sleep_for(1s);  // the atomics are under way
-
-    SECTION("client killed: the server's barrier ends") {
-        check_peer_death_noticed(client, server, "the peer closed the connection");
-    }
-    SECTION("server killed: the client's polling loop ends") {
-        check_peer_death_noticed(server, client, "the peer closed the connection");
-    }
+    lab::test::check_peer_killed_mid_run("bench_12_atomics", {"-n", "100000000"}, "QP is in RTS");
 }

@@ -3,7 +3,6 @@
 // the end of the region completes with IBV_WC_REM_ACCESS_ERR.
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -12,13 +11,11 @@
 
 using lab::test::check_gid_out_of_range;
 using lab::test::check_one_error_line;
-using lab::test::check_peer_death_noticed;
 using lab::test::check_port_in_use;
 using lab::test::check_remote_access_error;
 using lab::test::check_server_not_running;
 using lab::test::check_unknown_device;
 using lab::test::lesson;
-using lab::test::Process;
 using lab::test::program;
 using lab::test::run;
 using lab::test::with;
@@ -59,6 +56,11 @@ TEST_CASE("09_rdma_read: a wrong rkey or an address past the end is IBV_WC_REM_A
 }
 
 // The measuring program of lesson 09 (bench/09_rdma_read.cpp).
+TEST_CASE("09_rdma_read: a peer killed at the barrier is noticed within 2 s, both ways",
+          "[lesson09][bad-input]") {
+    lab::test::check_peer_killed_at_barrier("09_rdma_read", "QP is in RTS");
+}
+
 TEST_CASE("bench_09_rdma_read rejects bad input with one line and a non-zero exit",
           "[lesson09][bad-input]") {
     const std::string port = std::to_string(lab::test::free_tcp_port());
@@ -73,28 +75,6 @@ TEST_CASE("bench_09_rdma_read rejects bad input with one line and a non-zero exi
 
 TEST_CASE("bench_09_rdma_read: a peer killed while it measures is noticed within 2 s, both ways",
           "[lesson09][bad-input]") {
-    const std::string port = std::to_string(lab::test::free_tcp_port());
-    // More reads than the test waits for.
-    const std::vector<std::string> base = {program("bench/bench_09_rdma_read"),
-                                           "-p",
-                                           port,
-                                           "--timeout",
-                                           "10",
-                                           "--bw",
-                                           "-s",
-                                           "65536",
-                                           "-n",
-                                           "100000000"};
-    Process server(base);
-    REQUIRE(server.wait_for_output("waiting for a client", 20s));
-    Process client(with(base, {"127.0.0.1"}));
-    REQUIRE(client.wait_for_output("reads posted at a time", 30s));
-    std::this_thread::sleep_for(500ms);  // the reads are under way
-
-    SECTION("client killed: the server notices when the socket closes") {
-        check_peer_death_noticed(client, server, "the peer closed the connection");
-    }
-    SECTION("server killed: the client's completion wait ends when the socket closes") {
-        check_peer_death_noticed(server, client, "the peer closed the connection");
-    }
+    lab::test::check_peer_killed_mid_run(
+        "bench_09_rdma_read", {"--bw", "-s", "65536", "-n", "100000000"}, "reads posted at a time");
 }

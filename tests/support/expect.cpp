@@ -71,35 +71,48 @@ double check_peer_death_noticed(Process& victim, Process& survivor, const std::s
     return took.count();
 }
 
-void check_peer_killed_mid_transfer(const std::string& lesson_name,
-                                    const std::string& client_running_text,
-                                    const std::string& mode) {
+void check_peer_killed_mid_run(const std::string& name, const std::vector<std::string>& flags,
+                               const std::string& client_running_text) {
     const std::string port = std::to_string(free_tcp_port());
-    // More work than the test waits for. --lat keeps a sample per iteration: fewer of them.
     const std::vector<std::string> base =
-        mode == "--bw"
-            ? std::vector<std::string>{lesson(lesson_name),
-                                       "-p",
-                                       port,
-                                       "--timeout",
-                                       "10",
-                                       mode,
-                                       "-s",
-                                       "65536",
-                                       "-n",
-                                       "100000000"}
-            : std::vector<std::string>{
-                  lesson(lesson_name), "-p", port, "--timeout", "10", mode, "-n", "1000000"};
+        with({lesson(name), "-p", port, "--timeout", "10"}, flags);
     Process server(base);
     REQUIRE(server.wait_for_output("waiting for a client", 20s));
     Process client(with(base, {"127.0.0.1"}));
     REQUIRE(client.wait_for_output(client_running_text, 30s));
-    std::this_thread::sleep_for(500ms);  // the transfers are under way
+    std::this_thread::sleep_for(500ms);  // the work is under way
 
     SECTION("client killed: the server notices when the socket closes") {
         check_peer_death_noticed(client, server, "the peer closed the connection");
     }
-    SECTION("server killed: the client's completion wait ends when the socket closes") {
+    SECTION("server killed: the client's wait ends when the socket closes") {
+        check_peer_death_noticed(server, client, "the peer closed the connection");
+    }
+}
+
+void check_peer_killed_at_barrier(const std::string& lesson_name, const std::string& rts_text) {
+    const std::string port = std::to_string(free_tcp_port());
+    const std::vector<std::string> base = {lesson(lesson_name), "-p", port, "--timeout", "20"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    // It prints that line just before it listens: hold it only once it does.
+    REQUIRE(listening(std::stoi(port), 20s));
+    server.kill(SIGSTOP);
+    Process client(with(base, {"127.0.0.1"}));
+    REQUIRE(client.wait_for_output("local address", 30s));
+    std::this_thread::sleep_for(2s);  // connected; waiting for the server's information
+    client.kill(SIGSTOP);
+    server.kill(SIGCONT);
+    REQUIRE(server.wait_for_output(rts_text, 30s));
+
+    SECTION("client killed: the server's barrier ends when the socket closes") {
+        check_peer_death_noticed(client, server, "the peer closed the connection");
+    }
+    SECTION("server killed: the client's barrier ends when the socket closes") {
+        server.kill(SIGSTOP);
+        client.kill(SIGCONT);
+        REQUIRE(client.wait_for_output(rts_text, 30s));
+        std::this_thread::sleep_for(500ms);  // at the barrier, waiting for the server
         check_peer_death_noticed(server, client, "the peer closed the connection");
     }
 }

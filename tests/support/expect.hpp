@@ -76,15 +76,26 @@ inline constexpr std::chrono::seconds kNoticeDeadPeerWithin{2};
 double check_peer_death_noticed(Process& victim, Process& survivor, const std::string& expected);
 
 /**
- * A --bw run of lesson @p lesson_name (64 KiB messages, more than the test
- * waits for) loses its peer mid-transfer. One SECTION kills the client: the
- * server notices through its socket (check_peer_death_noticed). The other
- * kills the server: the client's wait for a completion ends as soon as the
- * server's socket closes. @p client_running_text is what the client prints
- * once its transfers are under way; @p mode is "--bw" or "--lat".
+ * A peer killed while a two-process program works. Starts @p name (a lesson
+ * or a measuring program, see lesson()) as server with @p flags plus a free
+ * -p port and --timeout 10, then its client; once the client prints
+ * @p client_running_text, waits half a second for the work to be under way.
+ * One SECTION kills the client: the server notices through its socket. The
+ * other kills the server: the client's wait for a completion ends as soon as
+ * the server's socket closes. Both within kNoticeDeadPeerWithin.
  */
-void check_peer_killed_mid_transfer(const std::string& lesson_name,
-                                    const std::string& client_running_text,
-                                    const std::string& mode = "--bw");
+void check_peer_killed_mid_run(const std::string& name, const std::vector<std::string>& flags,
+                               const std::string& client_running_text);
+
+/**
+ * A peer killed while the other side waits at the barrier after RTS, for a
+ * lesson whose work is too short to kill it at a chosen moment. The other
+ * side is held with SIGSTOP: the server while the client connects and sends
+ * its QP information, then the client while the server reaches
+ * @p rts_text and waits at the barrier. One SECTION kills the client there;
+ * the other holds the server, lets the client reach the barrier and kills
+ * the server. Both sides must notice within kNoticeDeadPeerWithin.
+ */
+void check_peer_killed_at_barrier(const std::string& lesson_name, const std::string& rts_text);
 
 }  // namespace lab::test

@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace lab::test {
 
@@ -147,6 +150,24 @@ std::string lesson(const std::string& name) {
         return program("bench/" + name);
     }
     return program("lessons/" + name + "/" + name);
+}
+
+bool listening(int port, std::chrono::milliseconds timeout) {
+    char local[16];
+    std::snprintf(local, sizeof local, ":%04X ", port);
+    for (const auto end = std::chrono::steady_clock::now() + timeout;
+         std::chrono::steady_clock::now() < end;
+         std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
+        std::ifstream table("/proc/net/tcp");
+        for (std::string line; std::getline(table, line);) {
+            // "sl local_address rem_address st ...": state 0A is LISTEN.
+            const auto at = line.find(local);
+            if (at != std::string::npos && at < 20 && line.find(" 0A ") != std::string::npos) {
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 int free_tcp_port() {

@@ -72,6 +72,9 @@ std::string lesson(const std::string& name);
 /// A TCP port nobody listens on, different for each call in this process.
 int free_tcp_port();
 
+/// Whether a socket listens on TCP @p port (IPv4, from /proc/net/tcp) within @p timeout.
+bool listening(int port, std::chrono::milliseconds timeout);
+
 /// All lines of @p text.
 std::vector<std::string> lines(const std::string& text);
 
