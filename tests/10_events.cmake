@@ -3,3 +3,6 @@ lab_add_test(test_10_events lessons/test_10_events.cpp
   LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 10_events)
 lab_add_test(test_10_events_bad_input lessons/test_10_events_bad_input.cpp
   LABELS lesson rxe two-process bad-input TIMEOUT 240 DEPENDS 10_events)
+# The variant on the device's asynchronous events (one process; sets the netdev down and up).
+lab_add_test(test_10_async_events lessons/test_10_async_events.cpp
+  LABELS lesson rxe TIMEOUT 180 DEPENDS 10_async_events)
