@@ -163,6 +163,11 @@ int main(int argc, char** argv) {
         print_field("device_cap_flags_ex", std::string_view(flags_ex));
         const bool odp = (device_attr_ex.odp_caps.general_caps & IBV_ODP_SUPPORT) != 0;
         print_field("odp", odp ? "supported (general_caps has IBV_ODP_SUPPORT)" : "not reported");
+        // XRC (extended reliable connected: one receiving QP serves the senders of many
+        // processes) is a bit of device_cap_flags; without it ibv_open_xrcd fails (EOPNOTSUPP).
+        const bool xrc = (device_attr.device_cap_flags & IBV_DEVICE_XRC) != 0;
+        print_field("xrc",
+                    xrc ? "supported (device_cap_flags has IBV_DEVICE_XRC)" : "not reported");
 
         // Step 3b: query the port. Only an ACTIVE port moves data; the active
         // MTU is the largest path MTU a QP on it may use (lesson 04).

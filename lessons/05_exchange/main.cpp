@@ -11,6 +11,7 @@
 // Run:   ./lab run 05_exchange                 (server: waits for a client)
 //        ./lab run 05_exchange 127.0.0.1       (client, in a second shell)
 //        options: -d DEV -i PORT -g GID_INDEX -p TCP_PORT -s SIZE --timeout SECONDS
+//                 --no-grh: address the peer by LID alone, and see RoCE refuse it
 //
 // The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up. This lesson adds the peer to 8.
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
                     "stay in RTS this many seconds before the barrier (time to look at the "
                     "QPs with 'rdma resource show qp')")
         ->check(CLI::Range(0, 3600));
+    bool lid_only = false;
+    command_line.app().add_flag(
+        "--no-grh", lid_only,
+        "address the peer by LID alone (is_global = 0), as InfiniBand may; RoCE refuses it");
     const lab::Options options = command_line.parse(argc, argv);
     const std::chrono::milliseconds timeout = options.timeout;
 
@@ -105,6 +110,33 @@ int main(int argc, char** argv) {
         // Step 8d (lesson 04, ibv_modify_qp): INIT → RTR with the peer's address, QPN and
         // first PSN; RTR → RTS with our own first PSN.
         const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
+        if (lid_only) {
+            // InfiniBand routes inside a subnet by LID: the subnet manager gives each
+            // port one, and a path with is_global = 0 names the peer by dlid alone (the
+            // packets carry SLID and DLID in their link header, no GRH). RoCE has no
+            // LIDs (ours is 0): Ethernet and IP carry the packet, so every path needs
+            // the GRH, that is the peer's GID. The kernel refuses a path without it.
+            ibv_qp_attr rtr{};
+            rtr.qp_state = IBV_QPS_RTR;
+            rtr.path_mtu = port_attr.active_mtu;
+            rtr.dest_qp_num = peer.address.qp_num;
+            rtr.rq_psn = peer.address.psn;
+            rtr.max_dest_rd_atomic = 1;
+            rtr.min_rnr_timer = 12;
+            rtr.ah_attr.is_global = 0;
+            rtr.ah_attr.dlid = peer.address.lid;
+            rtr.ah_attr.port_num = options.ib_port;
+            std::printf("%s: --no-grh: INIT -> RTR with is_global 0, dlid %u\n", role,
+                        unsigned(peer.address.lid));
+            lab::check(
+                ibv_modify_qp(qp.get(), &rtr,
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+                "ibv_modify_qp(RTR) without a GRH",
+                port_attr.link_layer == IBV_LINK_LAYER_ETHERNET
+                    ? "RoCE has no LIDs: set ah_attr.is_global = 1 and the peer's GID"
+                    : "is the peer's LID right, and the port ACTIVE?");
+        }
         lab::move_to_rtr(qp.get(), local, peer.address);
         lab::move_to_rts(qp.get(), mine.address.psn);
 

@@ -64,8 +64,9 @@ TEST_CASE("01_devices agrees with ibv_devinfo -v on every field both print", "[l
     CHECK(compared >= 20);
 }
 
-TEST_CASE("01_devices says whether the device reports on-demand paging, as ibv_devinfo does",
-          "[lesson01]") {
+TEST_CASE(
+    "01_devices says whether the device reports on-demand paging and XRC, as ibv_devinfo does",
+    "[lesson01]") {
     const auto lesson_run = run({lesson("01_devices")});
     INFO(lesson_run.out << lesson_run.err);
     REQUIRE(lesson_run.exit_code == 0);
@@ -78,6 +79,11 @@ TEST_CASE("01_devices says whether the device reports on-demand paging, as ibv_d
     REQUIRE(ours.count("odp") == 1);
     CHECK(ours.at("odp") ==
           (devinfo_odp ? "supported (general_caps has IBV_ODP_SUPPORT)" : "not reported"));
+    // ... and XRC on a line of its own in the list of device_cap_flags.
+    const bool devinfo_xrc = devinfo.out.find("\tXRC\n") != std::string::npos;
+    REQUIRE(ours.count("xrc") == 1);
+    CHECK(ours.at("xrc") ==
+          (devinfo_xrc ? "supported (device_cap_flags has IBV_DEVICE_XRC)" : "not reported"));
 }
 
 TEST_CASE("01_devices chooses the RoCE v2 IPv4-mapped GID automatically", "[lesson01]") {

@@ -88,3 +88,23 @@ TEST_CASE("05_exchange: a peer killed mid-run is noticed within 2 s, in both dir
         }
     }
 }
+
+TEST_CASE("05_exchange --no-grh: RoCE refuses a path by LID alone at RTR, on both sides",
+          "[lesson05][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("05_exchange"), "-p", port,
+                                           "--timeout",           "20", "--no-grh"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    const auto client = run(with(base, {"127.0.0.1"}), 40s);
+    const auto served = server.wait(30s);
+    for (const auto* side : {&client, &served}) {
+        INFO(side->out << side->err);
+        CHECK(side->out.find("--no-grh: INIT -> RTR with is_global 0, dlid 0") !=
+              std::string::npos);
+        check_one_error_line(*side,
+                             "ibv_modify_qp(RTR) without a GRH failed: Invalid argument (hint: "
+                             "RoCE has no LIDs: set ah_attr.is_global = 1 and the peer's GID)");
+        CHECK(side->out.find("is in state RTS") == std::string::npos);
+    }
+}
