@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ./lab capture: watch a lesson on the wire.
 #
-#   vm/capture.sh [--preset P | --build-dir DIR] [--pcap FILE] [--limit N] LESSON [ARGS...]
+#   vm/capture.sh [--preset P | --build-dir DIR] [--pcap FILE] [--limit N] [--netem SPEC] LESSON [ARGS...]
 #
 # Builds LESSON, runs it across two micro-VMs (vm/two-hosts.sh) while qemu
 # records every Ethernet frame on the virtual wire to a pcap file (default
@@ -9,8 +9,10 @@
 # v2 packets (UDP 4791) decoded from their Base Transport Header: opcode,
 # destination QP, PSN, payload length, and the count per opcode. --limit N
 # lists at most N packets (default 200; the counts always cover all of them).
-# --build-dir uses a tree configured already (the tests do). Exit status: the
-# two-host run's (the capture is decoded either way).
+# --build-dir uses a tree configured already (the tests do). --netem SPEC
+# makes the client's card lossy (tc-netem(8), e.g. "loss 2%"). LESSON may name
+# a lesson's variant: 06_send_recv/uc_vs_rc. Exit status: the two-host run's
+# (the capture is decoded either way).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,6 +22,7 @@ cd "$repo"
 preset=default
 [ "${CI:-}" = true ] && preset=ci
 pcap=''
+netem=''
 limit=200
 build=''
 
@@ -30,9 +33,10 @@ die() {
 
 while [ $# -gt 0 ]; do
     case "$1" in
-    --preset | --build-dir | --pcap | --limit)
+    --preset | --build-dir | --pcap | --limit | --netem)
         [ $# -ge 2 ] || die "$1 needs a value"
         case "$1" in
+        --netem) netem=$2 ;;
         --preset) preset=$2 ;;
         --build-dir) build=$(cd "$2" 2>/dev/null && pwd) || die "no build folder $2" ;;
         --pcap) pcap=$2 ;;
@@ -41,7 +45,7 @@ while [ $# -gt 0 ]; do
         shift 2
         ;;
     -h | --help)
-        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) break ;;
@@ -51,11 +55,18 @@ done
 [[ $limit =~ ^[0-9]+$ ]] || die "--limit must be a number, not '$limit'"
 case "$preset" in default | asan | ci) ;; *) die "unknown preset '$preset' (use default, asan or ci)" ;; esac
 
-lesson=$1
+lesson=${1%%/*}
+variant=''
+case $1 in */*) variant=${1#*/} ;; esac
 shift
 dir=$(find lessons -mindepth 1 -maxdepth 1 -type d \( -name "$lesson" -o -name "${lesson}_*" \) | sort | head -n 1)
 [ -n "$dir" ] || die "no lesson '$lesson' (the lessons are: $(find lessons -mindepth 1 -maxdepth 1 -type d -printf '%f ' | sort))"
-name=$(basename "$dir")
+folder=$(basename "$dir")
+name=$folder
+if [ -n "$variant" ]; then
+    [ -f "$dir/$variant.cpp" ] || die "lesson $folder has no program '$variant' ($dir/$variant.cpp)"
+    name=${folder%%_*}_$variant
+fi
 
 # The lesson and the decoder (tools/roce-decode), built the way ./lab builds them.
 build_command=(cmake --build --preset "$preset" --target "$name" roce_decode)
@@ -79,7 +90,9 @@ decoder=$build/tools/roce-decode/roce-decode
 mkdir -p "$(dirname "$pcap")"
 echo "capture: running $name on two hosts, recording the wire to ${pcap#"$repo"/}" >&2
 status=0
-"$here/two-hosts.sh" --capture "$pcap" "$build/lessons/$name/$name" "$@" || status=$?
+netem_args=()
+[ -z "$netem" ] || netem_args=(--netem "$netem")
+"$here/two-hosts.sh" --capture "$pcap" "${netem_args[@]}" "$build/lessons/$folder/$name" "$@" || status=$?
 echo >&2
 echo "The wire during $name (RoCE v2 = UDP port 4791):"
 "$decoder" --limit "$limit" "$pcap"

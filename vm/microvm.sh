@@ -21,6 +21,8 @@
 #   --address IP                  this VM's IPv4 address on the wire (a /24)
 #   --peer IP                     the other VM's address: wait until it answers
 #   --capture FILE                record every frame on the wire to FILE (pcap)
+#   --netem SPEC                  this VM's card loses, delays or reorders what it sends,
+#                                 as tc-netem(8) SPEC says (e.g. "loss 2%"), once both VMs are up
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,7 +31,7 @@ cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 timeout_seconds=${RDMA_LAB_VM_TIMEOUT:-1800}
 memory=${RDMA_LAB_VM_MEMORY:-2048}
 cpus=${RDMA_LAB_VM_CPUS:-2}
-wire='' wire_address='' wire_peer='' capture_file='' prepare=0 userland=''
+wire='' wire_address='' wire_peer='' capture_file='' netem='' prepare=0 userland=''
 
 die() {
     echo "microvm: $*" >&2
@@ -43,13 +45,14 @@ while [ $# -gt 0 ]; do
         timeout_seconds=$2
         shift 2
         ;;
-    --wire | --address | --peer | --capture)
+    --wire | --address | --peer | --capture | --netem)
         [ $# -ge 2 ] || die "$1 needs a value"
         case "$1" in
         --wire) wire=$2 ;;
         --address) wire_address=$2 ;;
         --peer) wire_peer=$2 ;;
         --capture) capture_file=$2 ;;
+        --netem) netem=$2 ;;
         esac
         shift 2
         ;;
@@ -79,8 +82,8 @@ if [ -n "$wire" ]; then
     [[ $wire =~ ^[0-9]+:[0-9]+$ ]] || die "--wire must be LOCAL_PORT:PEER_PORT, not '$wire'"
     [[ $wire_address =~ $ipv4 ]] || die "--wire needs --address IP (this VM's IPv4 address on the wire)"
     [ -z "$wire_peer" ] || [[ $wire_peer =~ $ipv4 ]] || die "--peer must be an IPv4 address, not '$wire_peer'"
-elif [ -n "$wire_address$wire_peer$capture_file" ]; then
-    die "--address, --peer and --capture only make sense with --wire"
+elif [ -n "$wire_address$wire_peer$capture_file$netem" ]; then
+    die "--address, --peer, --capture and --netem only make sense with --wire"
 fi
 
 command -v qemu-system-x86_64 >/dev/null ||
@@ -96,7 +99,7 @@ fi
 
 modules_needed=(virtio_pci 9pnet_virtio 9p dummy crc32_generic rdma_rxe rdma_ucm)
 # Only a VM on a wire has a network card (and its own initramfs).
-[ -z "$wire" ] || modules_needed+=(virtio_net)
+[ -z "$wire" ] || modules_needed+=(virtio_net sch_netem)
 
 # Debian 12's kernel package keeps its modules in lib/modules, Debian 13's in
 # usr/lib/modules; either is found.
@@ -220,7 +223,7 @@ find_kernel
 [ -r "$kernel_image" ] || die "kernel image $kernel_image is missing or unreadable"
 build_initramfs
 if [ "$prepare" = 1 ]; then
-    [ -n "$wire" ] || { modules_needed+=(virtio_net) && build_initramfs; }
+    [ -n "$wire" ] || { modules_needed+=(virtio_net sch_netem) && build_initramfs; }
     echo "microvm: kernel $kernel_version and its initramfs images are ready in $cache"
     exit 0
 fi
@@ -253,7 +256,7 @@ if [ $# -eq 0 ]; then
 else
     printf '%q ' "$@" >"$run_dir/command"
 fi
-[ -z "$wire" ] || echo "$wire_address $wire_peer" >"$run_dir/wire"
+[ -z "$wire" ] || echo "$wire_address ${wire_peer:--} $netem" >"$run_dir/wire"
 # Carry the variables a run depends on into the guest.
 env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|TERM)=' | sed 's/^/export /; s/=\(.*\)$/=\x27\1\x27/' >"$run_dir/env" || true
 

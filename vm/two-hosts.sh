@@ -4,12 +4,14 @@
 # Ethernet cable (qemu's socket netdev: frames travel as UDP datagrams over the
 # host's loopback, nowhere else).
 #
-#   vm/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]
+#   vm/two-hosts.sh [--capture FILE] [--netem SPEC] [--timeout SECONDS] PROGRAM [ARGS...]
 #
 # The server VM (10.77.1.1) runs PROGRAM ARGS, the client VM (10.77.1.2) runs
 # PROGRAM ARGS 10.77.1.1. A one-process lesson (lesson 01, say) runs on both
 # hosts unchanged. Output lines carry [server] or [client]. --capture records
 # every frame on the wire to FILE (pcap), as seen by the server's card.
+# --netem SPEC makes the client's card lossy (tc-netem(8), e.g. "loss 2%"):
+# frames it drops never reach the wire, so the capture does not show them.
 #
 # When one side fails (its VM does not boot, or its program exits non-zero)
 # the other is stopped after RDMA_LAB_TWO_HOSTS_GRACE seconds (default 10);
@@ -28,6 +30,7 @@ timeout_seconds=${RDMA_LAB_TWO_HOSTS_TIMEOUT:-300}
 grace=${RDMA_LAB_TWO_HOSTS_GRACE:-10}
 fault=${RDMA_LAB_TWO_HOSTS_FAULT:-}
 capture=
+netem=
 
 die() {
     echo "two-hosts: $*" >&2
@@ -41,20 +44,25 @@ while [ $# -gt 0 ]; do
         capture=$2
         shift 2
         ;;
+    --netem)
+        [ $# -ge 2 ] || die "--netem needs a tc-netem spec, e.g. \"loss 2%\""
+        netem=$2
+        shift 2
+        ;;
     --timeout)
         [ $# -ge 2 ] || die "--timeout needs a number of seconds"
         timeout_seconds=$2
         shift 2
         ;;
     -h | --help)
-        sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     --) shift; break ;;
     *) break ;;
     esac
 done
-[ $# -ge 1 ] || die "usage: vm/two-hosts.sh [--capture FILE] [--timeout SECONDS] PROGRAM [ARGS...]"
+[ $# -ge 1 ] || die "usage: vm/two-hosts.sh [--capture FILE] [--netem SPEC] [--timeout SECONDS] PROGRAM [ARGS...]"
 [[ $timeout_seconds =~ ^[0-9]+$ ]] || die "--timeout must be a whole number of seconds, not '$timeout_seconds'"
 case "$fault" in "" | server-boot | client-boot | server-exit | client-exit) ;;
 *) die "RDMA_LAB_TWO_HOSTS_FAULT must be server-boot, client-boot, server-exit or client-exit, not '$fault'" ;;
@@ -134,7 +142,9 @@ echo "two-hosts: server VM $server_address, client VM $client_address, wire udp:
 start_side server "$server_port" "$client_port" "$server_address" "$client_address" "${capture_args[@]}" \
     -- "${server_command[@]}"
 server_pid=$!
-start_side client "$client_port" "$server_port" "$client_address" "$server_address" \
+netem_args=()
+[ -z "$netem" ] || netem_args=(--netem "$netem")
+start_side client "$client_port" "$server_port" "$client_address" "$server_address" "${netem_args[@]}" \
     -- "${client_command[@]}"
 client_pid=$!
 

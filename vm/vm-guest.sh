@@ -14,7 +14,9 @@ ip link set lo up
 if [ -f /run/lab/wire ]; then
     # On a wire (vm/two-hosts.sh): rxe0 on the virtio network card, which
     # carries the frames to the other VM.
-    read -r address peer </run/lab/wire
+    # "ADDRESS PEER NETEM...": PEER is - when there is none; NETEM may be empty.
+    read -r address peer netem </run/lab/wire
+    [ "$peer" != - ] || peer=''
     netdev=
     for path in /sys/class/net/*; do
         [ "$(cat "$path/type" 2>/dev/null)" = 1 ] && [ -e "$path/device" ] && netdev=${path##*/} && break
@@ -23,7 +25,7 @@ if [ -f /run/lab/wire ]; then
 else
     # A dummy netdev is enough for rxe: packets to the device's own address are
     # looped back inside the kernel. The address is private to this VM.
-    address=10.77.0.1 peer='' netdev=lab0
+    address=10.77.0.1 peer='' netem='' netdev=lab0
     ip link add lab0 type dummy
 fi
 ip link set "$netdev" mtu 1500 up
@@ -59,6 +61,13 @@ if [ -n "$peer" ]; then
         fi
         sleep 0.2
     done
+fi
+if [ -n "$netem" ]; then
+    # A lossy (or slow) wire, from now on: what this VM sends passes netem.
+    # shellcheck disable=SC2086 # the spec is several words: loss 2%, delay 5ms ...
+    tc qdisc add dev "$netdev" root netem $netem ||
+        { echo "micro-VM: tc qdisc add dev $netdev root netem $netem failed" >&2; exit 3; }
+    echo "micro-VM: $netdev sends through netem: $netem" >&2
 fi
 ulimit -l unlimited
 

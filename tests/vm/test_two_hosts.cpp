@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -143,6 +144,16 @@ TEST_CASE("two hosts: bad input ends in one line", "[two-hosts][bad-input]") {
     const auto no_lesson = run({kCapture, "--build-dir", LAB_BUILD_DIR, "99_nothing"}, 30s);
     CHECK(no_lesson.exit_code == 2);
     CHECK(no_lesson.err.find("capture: no lesson '99_nothing'") != std::string::npos);
+
+    const auto no_variant =
+        run({kCapture, "--build-dir", LAB_BUILD_DIR, "06_send_recv/no_such_variant"}, 30s);
+    CHECK(no_variant.exit_code == 2);
+    CHECK(no_variant.err.find("capture: lesson 06_send_recv has no program 'no_such_variant'") !=
+          std::string::npos);
+
+    const auto netem_alone = run({kTwoHosts, "--netem"}, 30s);
+    CHECK(netem_alone.exit_code == 2);
+    CHECK(netem_alone.err.find("--netem needs a tc-netem spec") != std::string::npos);
 }
 
 TEST_CASE("capture: a lesson without traffic leaves no RoCE v2 packet on the wire",
@@ -177,6 +188,85 @@ TEST_CASE("two hosts: 06_send_recv crosses the wire as SEND packets, each acknow
     CHECK(std::regex_search(result.out, std::regex(R"(10\.77\.1\.2 +-> 10\.77\.1\.1 +RC SEND)")));
     CHECK(std::regex_search(result.out,
                             std::regex(R"(10\.77\.1\.[12] +-> 10\.77\.1\.[12] +RC ACKNOWLEDGE)")));
+}
+#endif
+
+#ifdef LAB_HAVE_06_SEND_RECV
+namespace {
+
+// The variant of lesson 06 on a wire where the client's card drops 2 % of
+// what it sends, every packet listed.
+lab::test::Result capture_lossy(bool unreliable) {
+    std::vector<std::string> command = {
+        kCapture, "--build-dir", LAB_BUILD_DIR, "--limit",
+        "100000", "--netem",     "loss 2%",     "06_send_recv/uc_vs_rc"};
+    if (unreliable) {
+        command.push_back("--uc");
+    }
+    return run(command, 400s);
+}
+
+// How often each PSN of the client's data packets (10.77.1.2 -> 10.77.1.1) is on the wire.
+std::map<long, int> data_psns(const std::string& out, const std::string& transport) {
+    std::map<long, int> seen;
+    const std::regex packet(R"(10\.77\.1\.2 +-> 10\.77\.1\.1 +)" + transport +
+                            R"( SEND [A-Z]+ +0x[0-9a-f]+ +(\d+))");
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), packet);
+         it != std::sregex_iterator(); ++it) {
+        ++seen[std::stol((*it)[1])];
+    }
+    return seen;
+}
+
+}  // namespace
+
+TEST_CASE("two hosts, 2 % loss: RC sends lost packets again and delivers every message",
+          "[two-hosts][capture]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = capture_lossy(false);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    const std::string both = result.out + result.err;  // the programs' lines, the VMs' lines
+    CHECK(both.find("micro-VM: eth0 sends through netem: loss 2%") != std::string::npos);
+    CHECK(both.find("server: received 200 of 200 messages whole, 0 damaged; lost: none") !=
+          std::string::npos);
+    CHECK(both.find("client: 200 sends completed, every one IBV_WC_SUCCESS") != std::string::npos);
+    // 200 messages of 4 KiB at MTU 1024: 800 PSNs, some of them sent again.
+    const auto psns = data_psns(result.out, "RC");
+    CHECK(psns.size() == 800);
+    int resent = 0;
+    for (const auto& [psn, times] : psns) {
+        resent += times > 1 ? 1 : 0;
+    }
+    CHECK(resent > 0);
+    CHECK(count_of(result.out, "RC ACKNOWLEDGE") > 0);
+    CHECK(result.out.find("NAK PSN sequence error") != std::string::npos);
+}
+
+TEST_CASE("two hosts, 2 % loss: UC loses whole messages, and the sender never knows",
+          "[two-hosts][capture]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = capture_lossy(true);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    const std::string both = result.out + result.err;  // the programs' lines, the VMs' lines
+    CHECK(both.find("client: 200 sends completed, every one IBV_WC_SUCCESS") != std::string::npos);
+    std::smatch received;
+    REQUIRE(std::regex_search(both, received,
+                              std::regex(R"(server: received (\d+) of 200 messages whole)")));
+    CHECK(std::stoi(received[1]) < 200);
+    // No acknowledgement, no packet twice, and fewer than 800 reached the wire.
+    CHECK(result.out.find("ACKNOWLEDGE") == std::string::npos);
+    const auto psns = data_psns(result.out, "UC");
+    CHECK(psns.size() < 800);
+    CHECK(psns.size() > 600);
+    for (const auto& [psn, times] : psns) {
+        CHECK(times == 1);
+    }
 }
 #endif
 
