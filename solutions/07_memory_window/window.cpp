@@ -60,7 +60,7 @@ std::uint32_t wait_for_invalidation(ibv_cq* cq) {
     if (wc.opcode != IBV_WC_RECV || (wc.wc_flags & kWithInvalidate) == 0) {
         throw lab::Error("the receive completion carries no invalidation (opcode " +
                          std::to_string(wc.opcode) + ", wc_flags " + std::to_string(wc.wc_flags) +
-                         "): the peer sent without IBV_WR_SEND_WITH_INV");
+                         "): was the message sent with IBV_WR_SEND_WITH_INV?");
     }
     return wc.invalidated_rkey;
 }

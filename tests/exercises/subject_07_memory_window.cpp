@@ -162,6 +162,7 @@ void wait_for_invalidation(Link& link) {
     lab::post_receive(o.qp.get(), std::span(o.region).first(64), region->lkey);
     Message message{"bound"};
     link.send(add_window(message, o, region, rkey));
+    link.expect("sending");
     const std::uint32_t invalidated = mw::wait_for_invalidation(o.cq.get());
     link.send(Message{"invalidated"}.add(invalidated));
     link.expect("checked");
