@@ -336,6 +336,15 @@ void Tracer::run() {
                 request.rkey = wr.wr.rdma.rkey;
                 request.remote_qpn = wr.wr.ud.remote_qpn;
                 request.remote_qkey = wr.wr.ud.remote_qkey;
+                if (wr.opcode == IBV_WR_LOCAL_INV || wr.opcode == IBV_WR_SEND_WITH_INV) {
+                    request.invalidate_rkey = wr.invalidate_rkey;
+                }
+                if (wr.opcode == IBV_WR_BIND_MW) {
+                    request.bind_rkey = wr.bind_mw.rkey;
+                    request.bind_addr = wr.bind_mw.bind_info.addr;
+                    request.bind_length = wr.bind_mw.bind_info.length;
+                    request.bind_access = wr.bind_mw.bind_info.mw_access_flags;
+                }
                 if (!request.sges.empty()) {
                     request.head.resize(std::min<std::size_t>(kHeadBytes, request.sges[0].length));
                     if (!read_memory(process, request.sges[0].addr, request.head.data(),

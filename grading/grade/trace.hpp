@@ -39,11 +39,16 @@ struct PostedRequest {
     ibv_wr_opcode opcode = IBV_WR_SEND;  ///< send queue only
     unsigned send_flags = 0;             ///< send queue only
     std::vector<ibv_sge> sges;
-    std::uint64_t remote_addr = 0;  ///< RDMA operations
-    std::uint32_t rkey = 0;         ///< RDMA operations
-    std::uint32_t remote_qpn = 0;   ///< UD sends
-    std::uint32_t remote_qkey = 0;  ///< UD sends
-    std::string head;               ///< sends: the first bytes of the message, read at the post
+    std::uint64_t remote_addr = 0;      ///< RDMA operations
+    std::uint32_t rkey = 0;             ///< RDMA operations
+    std::uint32_t remote_qpn = 0;       ///< UD sends
+    std::uint32_t remote_qkey = 0;      ///< UD sends
+    std::uint32_t invalidate_rkey = 0;  ///< IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV
+    std::uint32_t bind_rkey = 0;        ///< IBV_WR_BIND_MW: the window's new rkey
+    std::uint64_t bind_addr = 0;        ///< IBV_WR_BIND_MW: the first byte the window covers
+    std::uint64_t bind_length = 0;      ///< IBV_WR_BIND_MW: how many bytes
+    unsigned bind_access = 0;           ///< IBV_WR_BIND_MW: mw_access_flags
+    std::string head;                   ///< sends: the first bytes of the message, read at the post
 
     /// Bytes its SGEs cover.
     [[nodiscard]] std::uint64_t length() const;

@@ -79,5 +79,5 @@ TEST_CASE("every exercise's checks fail on its skeleton, naming each TODO", "[ex
             CHECK(lines.find("TODO: " + function + " is not written yet") != std::string::npos);
         }
     }
-    CHECK(exercises == 5);
+    CHECK(exercises >= 6);
 }
