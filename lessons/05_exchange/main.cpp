@@ -109,7 +109,6 @@ int main(int argc, char** argv) {
 
         // Step 8d (lesson 04, ibv_modify_qp): INIT → RTR with the peer's address, QPN and
         // first PSN; RTR → RTS with our own first PSN.
-        const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
         if (lid_only) {
             // InfiniBand routes inside a subnet by LID: the subnet manager gives each
             // port one, and a path with is_global = 0 names the peer by dlid alone (the
@@ -137,6 +136,7 @@ int main(int argc, char** argv) {
                     ? "RoCE has no LIDs: set ah_attr.is_global = 1 and the peer's GID"
                     : "is the peer's LID right, and the port ACTIVE?");
         }
+        const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
         lab::move_to_rtr(qp.get(), local, peer.address);
         lab::move_to_rts(qp.get(), mine.address.psn);
 
