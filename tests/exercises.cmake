@@ -135,6 +135,7 @@ lab_add_graded_exercise(02 ud_ping LIBRARY ud)
 lab_add_graded_exercise(03 srq_server LIBRARY srq)
 lab_add_graded_exercise(04 throughput LIBRARY throughput_lib)
 lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
+lab_add_graded_exercise(06 recover_qp LIBRARY recover)
 lab_add_graded_exercise(07 memory_window LIBRARY window)
 
 # The untouched skeletons fail every check, naming each TODO.

@@ -70,7 +70,7 @@ TEST_CASE("every exercise's checks fail on its skeleton, naming each TODO", "[ex
         const std::string lines = read_text(results);
         INFO(lines);
         const auto listed = lab::test::lines(lines);
-        CHECK(listed.size() >= 5);
+        CHECK(listed.size() >= 3);  // exercise 06 has three checks
         for (const auto& line : listed) {
             CHECK(line.rfind("fail\t", 0) == 0);
         }
@@ -79,5 +79,5 @@ TEST_CASE("every exercise's checks fail on its skeleton, naming each TODO", "[ex
             CHECK(lines.find("TODO: " + function + " is not written yet") != std::string::npos);
         }
     }
-    CHECK(exercises >= 6);
+    CHECK(exercises >= 7);
 }

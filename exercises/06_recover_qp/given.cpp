@@ -1,0 +1,89 @@
+// Exercise 06, the given part: resources, connecting, the writes that fault,
+// and the program's steps in order. Nothing to change here.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "lab/check.hpp"
+#include "lab/completion.hpp"
+#include "lab/device.hpp"
+#include "lab/verbs.hpp"
+#include "recover.hpp"
+
+namespace recover {
+
+Resources create_resources(const std::string& device, std::uint8_t port) {
+    Resources r;
+    r.context = lab::open_device(device);
+    r.port = port;
+    const ibv_port_attr attr = lab::query_port(r.context.get(), port);
+    const lab::GidChoice gid = lab::choose_gid(r.context.get(), port, std::nullopt);
+    r.local = lab::LocalPort{port, gid.index, attr.active_mtu};
+    r.gid = gid.gid;
+    r.lid = attr.lid;
+    r.pd = lab::alloc_pd(r.context.get());
+    r.cq_a = lab::create_cq(r.context.get(), 16);
+    r.cq_b = lab::create_cq(r.context.get(), 16);
+    const lab::QueueSizes sizes;
+    r.qp_a = lab::create_rc_qp(r.pd.get(), r.cq_a.get(), r.cq_a.get(), sizes);
+    r.qp_b = lab::create_rc_qp(r.pd.get(), r.cq_b.get(), r.cq_b.get(), sizes);
+    r.memory_a.assign(kBufferSize, std::byte{0});
+    r.memory_b.assign(kBufferSize, std::byte{0});
+    r.mr_a = lab::register_memory(r.pd.get(), r.memory_a, kAccess);
+    r.mr_b = lab::register_memory(r.pd.get(), r.memory_b, kAccess);
+    return r;
+}
+
+lab::PeerAddress address_of(const Resources& resources, ibv_qp* qp, std::uint32_t psn) {
+    return lab::PeerAddress{qp->qp_num, psn, resources.lid, resources.gid};
+}
+
+void connect(Resources& r, std::uint32_t psn_a, std::uint32_t psn_b) {
+    lab::move_to_init(r.qp_a.get(), r.port, kAccess);
+    lab::move_to_init(r.qp_b.get(), r.port, kAccess);
+    lab::move_to_rtr(r.qp_a.get(), r.local, address_of(r, r.qp_b.get(), psn_b));
+    lab::move_to_rtr(r.qp_b.get(), r.local, address_of(r, r.qp_a.get(), psn_a));
+    // Few, short retries: a fault shows at once.
+    lab::move_to_rts(r.qp_a.get(), psn_a, 16, 0, 2, 12);
+    lab::move_to_rts(r.qp_b.get(), psn_b, 16, 0, 2, 12);
+}
+
+void post_writes(Resources& r, int count, std::uint32_t first_rkey) {
+    for (int i = 0; i < count; ++i) {
+        ibv_sge sge{reinterpret_cast<std::uint64_t>(r.memory_a.data()), 64, r.mr_a->lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = static_cast<std::uint64_t>(i + 1);
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.wr.rdma.remote_addr = reinterpret_cast<std::uint64_t>(r.memory_b.data());
+        wr.wr.rdma.rkey = i == 0 ? first_rkey : r.mr_b->rkey;
+        ibv_send_wr* bad = nullptr;
+        lab::check(ibv_post_send(r.qp_a.get(), &wr, &bad), "ibv_post_send");
+    }
+}
+
+std::string write_greeting(Resources& r, std::string_view text) {
+    const std::size_t length = std::min(text.size(), kBufferSize - 1);
+    std::memcpy(r.memory_a.data(), text.data(), length);
+    ibv_sge sge{reinterpret_cast<std::uint64_t>(r.memory_a.data()),
+                static_cast<std::uint32_t>(length), r.mr_a->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = 100;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.wr.rdma.remote_addr = reinterpret_cast<std::uint64_t>(r.memory_b.data());
+    wr.wr.rdma.rkey = r.mr_b->rkey;
+    ibv_send_wr* bad = nullptr;
+    lab::check(ibv_post_send(r.qp_a.get(), &wr, &bad), "ibv_post_send");
+    lab::wait_for_completion(r.cq_a.get(), "RDMA write A -> B", std::chrono::seconds(5));
+    return {reinterpret_cast<const char*>(r.memory_b.data()), length};
+}
+
+}  // namespace recover
