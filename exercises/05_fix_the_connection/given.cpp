@@ -2,6 +2,7 @@
 // the program's steps in order. Nothing to fix here.
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "connection.hpp"
@@ -33,18 +34,10 @@ Resources create_resources(const std::string& device, std::uint8_t port) {
 std::string write_greeting(Resources& resources, std::string_view text) {
     const std::size_t length = std::min(text.size(), kBufferSize - 1);
     std::memcpy(resources.memory_a.data(), text.data(), length);
-    ibv_sge sge{reinterpret_cast<std::uint64_t>(resources.memory_a.data()),
-                static_cast<std::uint32_t>(length), resources.mr_a->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr.rdma.remote_addr = reinterpret_cast<std::uint64_t>(resources.memory_b.data());
-    wr.wr.rdma.rkey = resources.mr_b->rkey;
-    ibv_send_wr* bad_wr = nullptr;
-    lab::check(ibv_post_send(resources.qp_a.get(), &wr, &bad_wr), "ibv_post_send");
+    lab::post_rdma(resources.qp_a.get(), IBV_WR_RDMA_WRITE,
+                   std::span(resources.memory_a).first(length), resources.mr_a->lkey,
+                   reinterpret_cast<std::uint64_t>(resources.memory_b.data()), resources.mr_b->rkey,
+                   IBV_SEND_SIGNALED, 1);
     lab::wait_for_completion(resources.cq_a.get(), "RDMA write A -> B", std::chrono::seconds(5));
     return {reinterpret_cast<const char*>(resources.memory_b.data()), length};
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "lab/check.hpp"
@@ -53,35 +54,19 @@ void connect(Resources& r, std::uint32_t psn_a, std::uint32_t psn_b) {
 
 void post_writes(Resources& r, int count, std::uint32_t first_rkey) {
     for (int i = 0; i < count; ++i) {
-        ibv_sge sge{reinterpret_cast<std::uint64_t>(r.memory_a.data()), 64, r.mr_a->lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = static_cast<std::uint64_t>(i + 1);
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.wr.rdma.remote_addr = reinterpret_cast<std::uint64_t>(r.memory_b.data());
-        wr.wr.rdma.rkey = i == 0 ? first_rkey : r.mr_b->rkey;
-        ibv_send_wr* bad = nullptr;
-        lab::check(ibv_post_send(r.qp_a.get(), &wr, &bad), "ibv_post_send");
+        lab::post_rdma(r.qp_a.get(), IBV_WR_RDMA_WRITE, std::span(r.memory_a).first(64),
+                       r.mr_a->lkey, reinterpret_cast<std::uint64_t>(r.memory_b.data()),
+                       i == 0 ? first_rkey : r.mr_b->rkey, IBV_SEND_SIGNALED,
+                       static_cast<std::uint64_t>(i + 1));
     }
 }
 
 std::string write_greeting(Resources& r, std::string_view text) {
     const std::size_t length = std::min(text.size(), kBufferSize - 1);
     std::memcpy(r.memory_a.data(), text.data(), length);
-    ibv_sge sge{reinterpret_cast<std::uint64_t>(r.memory_a.data()),
-                static_cast<std::uint32_t>(length), r.mr_a->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = 100;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr.rdma.remote_addr = reinterpret_cast<std::uint64_t>(r.memory_b.data());
-    wr.wr.rdma.rkey = r.mr_b->rkey;
-    ibv_send_wr* bad = nullptr;
-    lab::check(ibv_post_send(r.qp_a.get(), &wr, &bad), "ibv_post_send");
+    lab::post_rdma(r.qp_a.get(), IBV_WR_RDMA_WRITE, std::span(r.memory_a).first(length),
+                   r.mr_a->lkey, reinterpret_cast<std::uint64_t>(r.memory_b.data()), r.mr_b->rkey,
+                   IBV_SEND_SIGNALED, 100);
     lab::wait_for_completion(r.cq_a.get(), "RDMA write A -> B", std::chrono::seconds(5));
     return {reinterpret_cast<const char*>(r.memory_b.data()), length};
 }
