@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install what rendering and checking the slides needs, where it is missing:
-# Node.js with npm, Chromium and the CJK fonts of the glossary (Debian
-# packages, with apt as root or through sudo), then Marp and playwright-core
-# from npm ('npm ci': exactly the versions in package-lock.json, into
-# slides/node_modules, again only when the lockfile changed).
+# Node.js with npm, Chromium, the theme's fonts and the CJK fonts of the
+# glossary (Debian packages, with apt as root or through sudo), then Marp and
+# playwright-core from npm ('npm ci': exactly the versions in
+# package-lock.json, into slides/node_modules, again only when the lockfile
+# changed).
 #
 #   slides/setup.sh [--check]    --check: only say what is missing (exit 1 if anything)
 set -euo pipefail
@@ -23,9 +24,14 @@ if [ -z "$browser" ]; then
     done
 fi
 [ -n "$browser" ] || missing+=(chromium)
-if command -v dpkg-query >/dev/null &&
-    ! dpkg-query -W -f='${Status}' fonts-noto-cjk 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=(fonts-noto-cjk)
+# The theme names DejaVu Sans and DejaVu Sans Mono (fonts-dejavu-core), so
+# that every machine measures the same glyphs; the glossary's CJK falls back
+# to Noto.
+if command -v dpkg-query >/dev/null; then
+    for font_package in fonts-dejavu-core fonts-noto-cjk; do
+        dpkg-query -W -f='${Status}' "$font_package" 2>/dev/null | grep -q 'install ok installed' ||
+            missing+=("$font_package")
+    done
 fi
 stamp=node_modules/.lab-installed
 npm_needed=0
