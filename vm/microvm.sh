@@ -257,8 +257,9 @@ else
     printf '%q ' "$@" >"$run_dir/command"
 fi
 [ -z "$wire" ] || echo "$wire_address ${wire_peer:--} $netem" >"$run_dir/wire"
-# Carry the variables a run depends on into the guest.
-env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|TERM)=' | sed 's/^/export /; s/=\(.*\)$/=\x27\1\x27/' >"$run_dir/env" || true
+# Carry the variables a run depends on into the guest (BENCH_*: ./lab bench's
+# settings, such as BENCH_REPS).
+env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|BENCH_[A-Z0-9_]*|TERM)=' | sed 's/^/export /; s/=\(.*\)$/=\x27\1\x27/' >"$run_dir/env" || true
 
 # KVM when it works. Some hosts (nested virtualisation) open /dev/kvm but
 # never run the guest, so a KVM boot that shows no sign of life within

@@ -288,6 +288,23 @@ TEST_CASE("two hosts: 07_rdma_write crosses the wire as RDMA WRITE packets",
 }
 #endif
 
+TEST_CASE("the micro-VM carries the run's settings into the guest, and nothing else",
+          "[two-hosts]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    // ./lab bench's settings (BENCH_REPS, ...) reach the benchmark scripts,
+    // which run in the guest; a variable of no concern to the course does not.
+    const auto result = run({"/usr/bin/env", "BENCH_REPS=7", "RDMA_LAB_EXAMPLE=lab",
+                             "UNRELATED_SETTING=other", LAB_SOURCE_DIR "/vm/microvm.sh", "sh", "-c",
+                             "echo guest sees: reps=$BENCH_REPS lab=$RDMA_LAB_EXAMPLE "
+                             "other=${UNRELATED_SETTING:-unset}"},
+                            180s);
+    INFO(result.out + result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.out.find("guest sees: reps=7 lab=lab other=unset") != std::string::npos);
+}
+
 TEST_CASE("the micro-VM without qemu names the package to install", "[two-hosts][bad-input]") {
     if (skipped_inside_vm()) {
         return;
