@@ -92,12 +92,15 @@ median() { awk 'NF' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((N
 # and set ours_median and theirs_median ("" when no run gave a figure).
 alternate() {
     local ours_filter=$1 theirs_filter=$2 ours_values="" theirs_values=""
+    # A run that fails gives no figure (its row says n/a), and stops nothing:
+    # under set -e and pipefail a failing program would end the script silently.
     for _ in $(seq "$reps"); do
-        theirs_values+="$(pair "${theirs_command[@]}" | eval "$theirs_filter")"$'\n'
+        theirs_values+="$(pair "${theirs_command[@]}" | eval "$theirs_filter" || true)"$'\n'
         if [ "$ours_runs_alone" = 1 ]; then
-            ours_values+="$(timeout 300 "${ours_command[@]}" 2>&1 | eval "$ours_filter")"$'\n'
+            ours_values+="$(timeout 300 "${ours_command[@]}" 2>&1 | eval "$ours_filter" ||
+                echo "$bench_name: ${ours_command[0]##*/} failed" >&2)"$'\n'
         else
-            ours_values+="$(pair "${ours_command[@]}" | eval "$ours_filter")"$'\n'
+            ours_values+="$(pair "${ours_command[@]}" | eval "$ours_filter" || true)"$'\n'
         fi
     done
     # shellcheck disable=SC2034 # read by the calling script
