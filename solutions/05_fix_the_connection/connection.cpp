@@ -18,8 +18,8 @@ namespace fix {
 
 int choose_gid_index(ibv_context* context, std::uint8_t port) {
     // Was: return 3. GID tables differ from machine to machine (rxe on one
-    // IPv4 netdev has two entries); index 3 had no GID, and
-    // ibv_modify_qp(INIT->RTR) failed with EINVAL. Choose by type instead.
+    // IPv4 netdev fills two entries); index 3 held no GID, and
+    // ibv_modify_qp(INIT->RTR) failed with ENODATA. Choose by type instead.
     return lab::choose_gid(context, port, std::nullopt).index;
 }
 
