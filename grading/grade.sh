@@ -90,11 +90,12 @@ run_in_vm() { "$repo/vm/microvm.sh" --timeout "${RDMA_LAB_GRADE_VM_TIMEOUT:-7200
 started=$SECONDS
 build=${RDMA_LAB_GRADE_BUILD:-$repo/build/default}
 out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade} # inside the checkout: the micro-VM sees it
+mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: the sandboxes and the micro-VM work in other folders
 course=$out/course
 
 # --- 1. the course's objects and check programs, built once ------------------
 say "building the checks and the course's objects (${build#"$repo"/})"
-mkdir -p "$out"
 if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/configure.log" 2>&1 ||
         die "cmake configure failed (see $out/configure.log)"
