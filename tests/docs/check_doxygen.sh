@@ -2,7 +2,8 @@
 # The 'docs' test of the Doxygen comments: runs doxygen over common/lab/*.hpp
 # with warnings as errors (docs/build.sh --headers-only). First it makes sure
 # the check can fail at all: a header with an undocumented function must be
-# refused. Exits 77 (CTest: skipped) when doxygen is not installed.
+# refused. Last it builds the whole reference site (./lab docs) the same way.
+# Exits 77 (CTest: skipped) when doxygen is not installed.
 #
 #   tests/docs/check_doxygen.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -65,3 +66,8 @@ grep -q 'no_brief' "$work/nobrief.log" || {
 
 # 4. Every header names the lesson that teaches it (the pages link both ways).
 "$source_dir/docs/course_map.sh" check
+
+# 5. The whole reference site (./lab docs): every README and page the site
+#    holds, with warnings as errors, so that a link Doxygen cannot resolve (an
+#    in-page anchor, a file that is not among its pages) fails here.
+"$source_dir/docs/build.sh" --out "$work/site"
