@@ -8,6 +8,10 @@
 #    otherwise look for a page of that name, and fail);
 #  - a diagram, e.g. (../../docs/diagrams/qp_states.svg), becomes its bare name,
 #    which Doxygen finds in IMAGE_PATH and copies next to the pages;
+#  - a lesson's README, e.g. (lessons/05_exchange/README.md#addressing), becomes
+#    the lesson's page, lesson_05_exchange.html#addressing (the page label
+#    given below): Doxygen 1.9.8 cannot resolve the file's path once the page
+#    has a label, and 1.9.4 left links with an anchor pointing at the .md file;
 #  - an inline code span that starts with "::" (an IPv4-mapped GID such as
 #    `::ffff:a.b.c.d`) gets an invisible joiner between the colons: Doxygen
 #    would take "::ffff" for a link to a symbol and warn.
@@ -33,6 +37,7 @@ rewrite() {
         -e 's#\[([^]]*/)?slides/([0-9A-Za-z_]+)\.md\]\(#[the slides, \2.html](#g' \
         -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
         -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
+        -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
         -e 's#`::#`:\&zwj;:#g'
 }
 
