@@ -13,7 +13,7 @@ add_test(NAME docs_doxygen_common
   COMMAND "${CMAKE_CURRENT_SOURCE_DIR}/docs/check_doxygen.sh"
           "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/doxygen-check")
 set_tests_properties(docs_doxygen_common PROPERTIES
-  LABELS docs TIMEOUT 300 SKIP_RETURN_CODE 77)
+  LABELS docs TIMEOUT 600 SKIP_RETURN_CODE 77)
 
 # The layout of the rendered slides, measured in a headless Chromium: no
 # content over a slide's frame or on its footer, no text smaller than the
