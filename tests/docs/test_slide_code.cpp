@@ -215,10 +215,15 @@ bool is_c_or_cpp(const std::string& language) {
     return std::find(kLanguages.begin(), kLanguages.end(), language) != kLanguages.end();
 }
 
-/// A quoted file: a path in this repository, or a system header such as
-/// <infiniband/verbs.h> (the verbs' own declarations, quoted on some slides).
+/// True for a system header such as <infiniband/verbs.h> (the verbs' own
+/// declarations, quoted on some slides), false for a path in this repository.
+bool is_system_header(const std::string& source) {
+    return source.size() > 2 && source.front() == '<' && source.back() == '>';
+}
+
+/// A quoted file: a path in this repository, or a system header.
 fs::path resolve(const std::string& source) {
-    if (source.size() > 2 && source.front() == '<' && source.back() == '>') {
+    if (is_system_header(source)) {
         const std::string header = source.substr(1, source.size() - 2);
         for (const char* include_dir : {"/usr/include", "/usr/local/include"}) {
             const fs::path candidate = fs::path(include_dir) / header;
@@ -356,7 +361,7 @@ TEST_CASE("every C++ quote of the course's code is whole statements", "[docs][dr
     for (const fs::path& deck : decks()) {
         for (const CodeBlock& block : code_blocks(read_file(deck))) {
             if (!is_c_or_cpp(block.language) || block.source.empty() ||
-                block.source.front() == '<') {
+                is_system_header(block.source)) {
                 continue;
             }
             const auto problem = statement_problem(block.lines);
