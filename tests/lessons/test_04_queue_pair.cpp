@@ -1,8 +1,8 @@
 // Lesson 04 on the real device: the granted QP caps, the states in order,
 // the refused transitions, the message the QP sent itself, and bad input.
-// Then, with raw verbs, what the READMEs say of QP states on rxe: what RESET
-// and ibv_destroy_qp do to requests and to completions, and that a failed UC
-// or UD send ends in ERR, never in SQE.
+// Then, with raw verbs, what the READMEs say of QP states on rxe: the path
+// MTU it accepts, what RESET and ibv_destroy_qp do to requests and to
+// completions, and that a failed UC or UD send ends in ERR, never in SQE.
 #include <infiniband/verbs.h>
 
 #include <algorithm>
@@ -125,6 +125,40 @@ TEST_CASE("04_queue_pair honours -g: the link-local GID works for a QP talking t
     REQUIRE(result.exit_code == 0);
     CHECK(contains(result.out, "GID index 0 (fe80::"));
     CHECK(contains(result.out, "all 32 received bytes equal the sent ones"));
+}
+
+TEST_CASE("rxe takes a path MTU above active_mtu: it checks against max_mtu", "[lesson04]") {
+    const lab::Port port = lab::open_port(lab::Options{});
+    INFO("active_mtu " << lab::mtu_name(port.attr.active_mtu) << ", max_mtu "
+                       << lab::mtu_name(port.attr.max_mtu));
+    REQUIRE(port.attr.active_mtu < IBV_MTU_4096);  // 1024 on a 1500-byte netdev
+    REQUIRE(port.attr.max_mtu == IBV_MTU_4096);
+    const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
+    std::vector<std::byte> memory(3 * 4096);
+    const lab::MemoryRegion mr = lab::register_memory(pd.get(), memory, IBV_ACCESS_LOCAL_WRITE);
+    const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
+    const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), {});
+    lab::move_to_init(qp.get(), port.number, 0);
+    const lab::LocalPort local{port.number, port.gid.index, IBV_MTU_4096};
+    const std::uint32_t psn = lab::random_psn();
+    lab::move_to_rtr(qp.get(), local, {qp->qp_num, psn, port.attr.lid, port.gid.gid});
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    REQUIRE(ibv_query_qp(qp.get(), &attr, IBV_QP_PATH_MTU, &init) == 0);
+    CHECK(attr.path_mtu == IBV_MTU_4096);
+    // The QP talks to itself, so the 4096-byte packet never meets the netdev's MTU.
+    lab::move_to_rts(qp.get(), psn);
+    std::fill(memory.begin(), memory.begin() + 4096, std::byte{0x5a});
+    lab::post_receive(qp.get(), std::span(memory).subspan(4096, 8192), mr->lkey, 1);
+    lab::post_send(qp.get(), std::span(memory).first(4096), mr->lkey, IBV_SEND_SIGNALED, 2);
+    const auto done = lab::test::poll_completions(cq.get(), 2, 10s);
+    REQUIRE(done.size() == 2);
+    for (const ibv_wc& wc : done) {
+        CHECK(wc.status == IBV_WC_SUCCESS);
+        if (wc.wr_id == 1) {
+            CHECK(wc.byte_len == 4096);
+        }
+    }
 }
 
 TEST_CASE("RESET and ibv_destroy_qp discard requests silently; RESET leaves completions in the CQ",
