@@ -83,8 +83,8 @@ void move_to_rtr(ibv_qp* qp, const LocalPort& local, const PeerAddress& peer,
                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
           "ibv_modify_qp(INIT->RTR)",
-          "check the peer's GID and QPN, the GID index (-g) and that the path MTU is not "
-          "above the port's active_mtu");
+          "check the peer's GID and QPN and the GID index (-g); some devices also refuse a "
+          "path MTU above the port's active_mtu");
 }
 
 void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic,

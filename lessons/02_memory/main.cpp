@@ -210,8 +210,8 @@ int main(int argc, char** argv) {
             "CAP_IPC_LOCK bypasses it\n");
 
         // Flags not every device offers, so the lesson prints the answer. ZERO_BASED:
-        // a peer addresses the region from 0. ON_DEMAND (ODP): pages are not
-        // pinned but faulted in when the device touches them (odp_caps say so).
+        // a peer would address the region from 0 (rxe on 6.1 accepts it, then ignores
+        // it). ON_DEMAND (ODP): pages are faulted in when touched (odp_caps say so).
         std::printf("Flags this device and kernel may not offer:\n");
         ibv_device_attr_ex attr_ex{};
         lab::check(ibv_query_device_ex(context.get(), nullptr, &attr_ex), "ibv_query_device_ex");

@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
                        "INIT->RTR      without IBV_QP_DEST_QPN in the mask");
 
         lab::check(ibv_modify_qp(qp.get(), &rtr, kRtrMask), "ibv_modify_qp(INIT->RTR)",
-                   "check the GID index (-g) and that path_mtu <= the port's active_mtu");
+                   "check the GID index (-g); some devices refuse a path_mtu above active_mtu");
         query_and_print(qp.get(), "INIT->RTR",
                         "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN|MAX_DEST_RD_ATOMIC|MIN_RNR_TIMER");
 

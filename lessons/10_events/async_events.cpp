@@ -195,13 +195,16 @@ int main(int argc, char** argv) {
                      "fewer receives than srq_limit must be left on an armed SRQ");
 
         // Event 2: drain the send queue. RTS -> SQD with en_sqd_async_notify:
-        // the device stops taking new work requests, finishes those under way,
-        // then reports IBV_EVENT_SQ_DRAINED. Only then may the QP go back to RTS.
+        // the device finishes the messages in progress and starts no new one
+        // (requests still queued, or posted now, wait), then reports
+        // IBV_EVENT_SQ_DRAINED. Only then may the QP go back to RTS. The
+        // specification sends the notice only when asked; rxe sends it anyway.
         modify_state(sender.get(), IBV_QPS_SQD, true);
         std::printf("Event 2: ibv_modify_qp(SQD) asked for a notice; QP state %s\n",
                     lab::qp_state_name(state_of(sender.get())));
         expect_event(context, IBV_EVENT_SQ_DRAINED, options.timeout,
-                     "the notice comes only with IBV_QP_EN_SQD_ASYNC_NOTIFY in the mask");
+                     "ask with IBV_QP_EN_SQD_ASYNC_NOTIFY; the notice comes once no message "
+                     "is in progress");
         modify_state(sender.get(), IBV_QPS_RTS, false);
         lab::post_send(sender.get(), message, mr->lkey);
         lab::wait_for_completion(cq.get(), "send after SQD", options.timeout);

@@ -1,16 +1,23 @@
 // Lesson 02 on the real device: the keys it printed, the three refusals with
-// their real error codes, and one clear line for bad input.
+// their real error codes, and one clear line for bad input. Then, with raw
+// verbs, what a peer meets at address 0 of a ZERO_BASED region and of one
+// registered with iova 0.
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <memory>
 #include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "lab/verbs.hpp"
 #include "support/catch.hpp"
 #include "support/expect.hpp"
 #include "support/process.hpp"
+#include "support/rxe.hpp"
 
 using lab::test::check_each_rejected;
 using lab::test::lesson;
@@ -49,17 +56,22 @@ std::vector<Registration> registrations(const std::string& out) {
 
 void check_keys(const std::vector<Registration>& mrs, unsigned long length) {
     REQUIRE(mrs.size() == 4);
+    const std::string series = lab::test::kernel_series();
     std::set<unsigned long> lkeys;
     std::set<unsigned long> rkeys;
     for (const auto& mr : mrs) {
-        INFO("access " << mr.access);
+        INFO("access " << mr.access << ", kernel " << series);
         CHECK(mr.addr == mrs.front().addr);  // one buffer, four registrations
         CHECK(mr.length == length);
         CHECK(mr.lkey != 0);
         lkeys.insert(mr.lkey);
         if (contains(mr.access, "REMOTE")) {
-            CHECK(mr.rkey != 0);
+            CHECK(mr.rkey == mr.lkey);  // rxe: one key for both
             rkeys.insert(mr.rkey);
+        } else if (series == "6.1") {
+            CHECK(mr.rkey == 0);  // no remote access, no rkey
+        } else if (series == "6.12") {
+            CHECK(mr.rkey == mr.lkey);  // a key no peer can use all the same
         }
     }
     CHECK(lkeys.size() == 4);  // every registration has its own lkey
@@ -133,6 +145,49 @@ TEST_CASE("02_memory reports what this kernel answers for ZERO_BASED, ON_DEMAND 
             R"(ibv_reg_mr_iova\(iova 0\): rkey 0x([0-9a-f]{8}), remote addresses 0 to (\d+))")));
     CHECK(std::stoul(match[1], nullptr, 16) != 0);
     CHECK(std::stoul(match[2]) == 4095);
+}
+
+TEST_CASE("a peer writing to address 0: ZERO_BASED is ignored on 6.1, iova 0 works", "[lesson02]") {
+    // B's region is the target; A writes into it. The QPs are connected to
+    // each other on one port, so "the peer" is A.
+    lab::test::LoopbackPair pair;
+    const std::string series = lab::test::kernel_series();
+    INFO("kernel " << series);
+    std::vector<std::byte> target(2 * 4096);
+    void* page = target.data();
+    std::size_t room = target.size();
+    REQUIRE(std::align(4096, 4096, page, room) != nullptr);
+    std::memcpy(pair.memory.data(), "zero", 5);
+    // One write of "zero" from A to @p address of @p region; its completion status.
+    const auto write_to = [&](const lab::MemoryRegion& region, std::uint64_t address) {
+        lab::post_rdma(pair.a.get(), IBV_WR_RDMA_WRITE, pair.at(0, 5), pair.mr->lkey, address,
+                       region->rkey);
+        const auto done = lab::test::poll_completions(pair.cq_a.get(), 1, std::chrono::seconds(10));
+        REQUIRE(done.size() == 1);
+        return done[0].status;
+    };
+    SECTION("ibv_reg_mr_iova with iova 0: address 0 is the buffer's first byte") {
+        const lab::MemoryRegion region(
+            ibv_reg_mr_iova(pair.pd.get(), page, 4096, 0, lab::test::kAllAccess));
+        REQUIRE(region != nullptr);
+        CHECK(write_to(region, 0) == IBV_WC_SUCCESS);
+        CHECK(std::memcmp(page, "zero", 5) == 0);
+    }
+    SECTION("IBV_ACCESS_ZERO_BASED") {
+        errno = 0;
+        const lab::MemoryRegion region(
+            ibv_reg_mr(pair.pd.get(), page, 4096, lab::test::kAllAccess | IBV_ACCESS_ZERO_BASED));
+        if (series == "6.12") {
+            CHECK(region == nullptr);
+            CHECK(errno == EOPNOTSUPP);
+        } else if (series == "6.1") {
+            // Accepted, and ignored: the buffer's own address works, 0 does not.
+            REQUIRE(region != nullptr);
+            CHECK(write_to(region, reinterpret_cast<std::uintptr_t>(page)) == IBV_WC_SUCCESS);
+            CHECK(std::memcmp(page, "zero", 5) == 0);
+            CHECK(write_to(region, 0) == IBV_WC_REM_ACCESS_ERR);
+        }
+    }
 }
 
 TEST_CASE("02_memory as an unprivileged user meets the memlock limit at once", "[lesson02]") {

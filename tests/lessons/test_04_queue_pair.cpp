@@ -1,16 +1,26 @@
 // Lesson 04 on the real device: the granted QP caps, the states in order,
 // the refused transitions, the message the QP sent itself, and bad input.
+// Then, with raw verbs, what the READMEs say of QP states on rxe: the path
+// MTU it accepts, what RESET and ibv_destroy_qp do to requests and to
+// completions, and that a failed UC or UD send ends in ERR, never in SQE.
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "lab/check.hpp"
+#include "lab/device.hpp"
+#include "lab/options.hpp"
+#include "lab/verbs.hpp"
 #include "support/catch.hpp"
 #include "support/expect.hpp"
 #include "support/process.hpp"
+#include "support/rxe.hpp"
 
 using lab::test::check_each_rejected;
 using lab::test::check_one_error_line;
@@ -115,6 +125,159 @@ TEST_CASE("04_queue_pair honours -g: the link-local GID works for a QP talking t
     REQUIRE(result.exit_code == 0);
     CHECK(contains(result.out, "GID index 0 (fe80::"));
     CHECK(contains(result.out, "all 32 received bytes equal the sent ones"));
+}
+
+TEST_CASE("rxe takes a path MTU above active_mtu: it checks against max_mtu", "[lesson04]") {
+    const lab::Port port = lab::open_port(lab::Options{});
+    INFO("active_mtu " << lab::mtu_name(port.attr.active_mtu) << ", max_mtu "
+                       << lab::mtu_name(port.attr.max_mtu));
+    REQUIRE(port.attr.active_mtu < IBV_MTU_4096);  // 1024 on a 1500-byte netdev
+    REQUIRE(port.attr.max_mtu == IBV_MTU_4096);
+    const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
+    std::vector<std::byte> memory(3 * 4096);
+    const lab::MemoryRegion mr = lab::register_memory(pd.get(), memory, IBV_ACCESS_LOCAL_WRITE);
+    const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
+    const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), {});
+    lab::move_to_init(qp.get(), port.number, 0);
+    const lab::LocalPort local{port.number, port.gid.index, IBV_MTU_4096};
+    const std::uint32_t psn = lab::random_psn();
+    lab::move_to_rtr(qp.get(), local, {qp->qp_num, psn, port.attr.lid, port.gid.gid});
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    REQUIRE(ibv_query_qp(qp.get(), &attr, IBV_QP_PATH_MTU, &init) == 0);
+    CHECK(attr.path_mtu == IBV_MTU_4096);
+    // The QP talks to itself, so the 4096-byte packet never meets the netdev's MTU.
+    lab::move_to_rts(qp.get(), psn);
+    std::fill(memory.begin(), memory.begin() + 4096, std::byte{0x5a});
+    lab::post_receive(qp.get(), std::span(memory).subspan(4096, 8192), mr->lkey, 1);
+    lab::post_send(qp.get(), std::span(memory).first(4096), mr->lkey, IBV_SEND_SIGNALED, 2);
+    const auto done = lab::test::poll_completions(cq.get(), 2, 10s);
+    REQUIRE(done.size() == 2);
+    for (const ibv_wc& wc : done) {
+        CHECK(wc.status == IBV_WC_SUCCESS);
+        if (wc.wr_id == 1) {
+            CHECK(wc.byte_len == 4096);
+        }
+    }
+}
+
+TEST_CASE("RESET and ibv_destroy_qp discard requests silently; RESET leaves completions in the CQ",
+          "[lesson04]") {
+    lab::test::LoopbackPair pair;
+    ibv_cq* cq = pair.cq_a.get();
+    SECTION("receives posted, then ibv_destroy_qp or RESET: no completion") {
+        lab::post_receive(pair.a.get(), pair.at(0, 64), pair.mr->lkey, 1);
+        lab::post_receive(pair.a.get(), pair.at(64, 64), pair.mr->lkey, 2);
+        lab::post_receive(pair.b.get(), pair.at(32768, 64), pair.mr->lkey, 3);
+        ibv_qp_attr reset{};
+        reset.qp_state = IBV_QPS_RESET;
+        REQUIRE(ibv_modify_qp(pair.b.get(), &reset, IBV_QP_STATE) == 0);
+        pair.a.reset();  // ibv_destroy_qp; the CQ lives on
+        CHECK(lab::test::poll_completions(cq, 1, 1s).empty());
+        CHECK(lab::test::poll_completions(pair.cq_b.get(), 1, 1s).empty());
+    }
+    SECTION("a fault, then RESET without draining: rxe keeps the completions") {
+        // mlx5's provider removes a QP's completions from its CQs at RESET;
+        // rxe (6.1 and 6.12) leaves them to be polled after the recovery.
+        for (std::uint64_t id = 1; id <= 3; ++id) {
+            lab::post_rdma(pair.a.get(), IBV_WR_RDMA_WRITE, pair.at(0, 16), pair.mr->lkey,
+                           pair.address(32768), id == 1 ? pair.mr->rkey ^ 0x1000 : pair.mr->rkey,
+                           IBV_SEND_SIGNALED, id);
+        }
+        for (int tries = 0; tries < 100 && lab::test::state_of(pair.a.get()) != IBV_QPS_ERR;
+             ++tries) {
+            std::this_thread::sleep_for(50ms);
+        }
+        REQUIRE(lab::test::state_of(pair.a.get()) == IBV_QPS_ERR);
+        std::this_thread::sleep_for(500ms);  // the flushes come a moment after the error
+        ibv_qp_attr reset{};
+        reset.qp_state = IBV_QPS_RESET;
+        REQUIRE(ibv_modify_qp(pair.a.get(), &reset, IBV_QP_STATE) == 0);
+        const auto left = lab::test::poll_completions(cq, 3, 5s);
+        REQUIRE(left.size() == 3);
+        CHECK(left[0].status == IBV_WC_REM_ACCESS_ERR);
+        CHECK(left[1].status == IBV_WC_WR_FLUSH_ERR);
+        CHECK(left[2].status == IBV_WC_WR_FLUSH_ERR);
+    }
+}
+
+TEST_CASE("rxe never enters SQE: a UC or UD send that fails moves its QP to ERR", "[lesson04]") {
+    const auto series = lab::test::kernel_series();
+    INFO("kernel " << series);
+    // The failure: a wrong lkey. 6.1 reports it, 6.12 completes the request flushed.
+    const auto expect_failure = [&](const ibv_wc& wc) {
+        if (series == "6.1") {
+            CHECK(wc.status == IBV_WC_LOC_QP_OP_ERR);
+        } else if (series == "6.12") {
+            CHECK(wc.status == IBV_WC_WR_FLUSH_ERR);
+        } else {
+            CHECK(wc.status != IBV_WC_SUCCESS);
+        }
+    };
+    SECTION("UC") {
+        lab::test::PairSetup setup;
+        setup.type = IBV_QPT_UC;
+        lab::test::LoopbackPair pair(setup);
+        lab::post_receive(pair.b.get(), pair.at(32768, 64), pair.mr->lkey);
+        lab::post_send(pair.a.get(), pair.at(0, 16), pair.mr->lkey ^ 0x1000, IBV_SEND_SIGNALED, 1);
+        const auto done = lab::test::poll_completions(pair.cq_a.get(), 1, 5s);
+        REQUIRE(done.size() == 1);
+        expect_failure(done[0]);
+        CHECK(lab::test::state_of(pair.a.get()) == IBV_QPS_ERR);
+        CHECK(lab::test::state_of(pair.b.get()) == IBV_QPS_RTS);
+    }
+    SECTION("UD") {
+        const lab::Port port = lab::open_port(lab::Options{});
+        const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
+        std::vector<std::byte> memory(4096);
+        const lab::MemoryRegion mr = lab::register_memory(pd.get(), memory, IBV_ACCESS_LOCAL_WRITE);
+        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
+        ibv_qp_init_attr init{};
+        init.send_cq = cq.get();
+        init.recv_cq = cq.get();
+        init.qp_type = IBV_QPT_UD;
+        init.cap.max_send_wr = 4;
+        init.cap.max_recv_wr = 4;
+        init.cap.max_send_sge = 1;
+        init.cap.max_recv_sge = 1;
+        const lab::QueuePair qp(lab::check_ptr(ibv_create_qp(pd.get(), &init), "ibv_create_qp"));
+        constexpr std::uint32_t kQkey = 0x11111111;
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.port_num = port.number;
+        attr.qkey = kQkey;
+        REQUIRE(ibv_modify_qp(qp.get(), &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0);
+        attr.qp_state = IBV_QPS_RTR;
+        REQUIRE(ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE) == 0);
+        attr.qp_state = IBV_QPS_RTS;
+        attr.sq_psn = 0;
+        REQUIRE(ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
+        ibv_ah_attr path{};
+        path.is_global = 1;
+        path.grh.dgid = port.gid.gid;
+        path.grh.sgid_index = static_cast<std::uint8_t>(port.gid.index);
+        path.grh.hop_limit = 64;
+        path.port_num = port.number;
+        const lab::AddressHandle ah(
+            lab::check_ptr(ibv_create_ah(pd.get(), &path), "ibv_create_ah"));
+        ibv_sge sge{reinterpret_cast<std::uintptr_t>(memory.data()), 16, mr->lkey ^ 0x1000};
+        ibv_send_wr wr{};
+        wr.wr_id = 1;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.ud.ah = ah.get();
+        wr.wr.ud.remote_qpn = qp->qp_num;
+        wr.wr.ud.remote_qkey = kQkey;
+        ibv_send_wr* bad = nullptr;
+        REQUIRE(ibv_post_send(qp.get(), &wr, &bad) == 0);
+        const auto done = lab::test::poll_completions(cq.get(), 1, 5s);
+        REQUIRE(done.size() == 1);
+        expect_failure(done[0]);
+        CHECK(lab::test::state_of(qp.get()) == IBV_QPS_ERR);
+    }
 }
 
 #else

@@ -150,3 +150,20 @@ TEST_CASE("06_send_recv: a peer that dies at a barrier is noticed within 2 s, in
         close_and_check_noticed(std::move(server), client);
     }
 }
+
+TEST_CASE("06_send_recv with a different -s on each side: the errors rxe gives",
+          "[lesson06][bad-input]") {
+    // The client's 128-byte messages do not fit the server's 64-byte receives.
+    // rxe (6.1 and 6.12) fails the receive with local QP operation error and the
+    // send with remote operation error; the specification (and hardware) say
+    // local length error and remote invalid request error.
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {
+        lesson("06_send_recv"), "-p", port, "--timeout", "10", "-n", "5"};
+    Process server(with(base, {"-s", "64"}));
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    const auto client = run(with(base, {"-s", "128", "127.0.0.1"}), 60s);
+    const auto served = server.wait(30s);
+    check_one_error_line(served, "receive: work completion failed: local QP operation error");
+    check_one_error_line(client, "send: work completion failed: remote operation error");
+}

@@ -1,12 +1,18 @@
 // Lesson 07 with two real processes on the rxe device: the bytes the client
 // writes must arrive in the server's buffer while the server's CQ stays empty.
 // (The measuring modes are bench_07_rdma_write's: tests/bench/test_bench_07_rdma_write.cpp.)
+// Then, with raw verbs, the errors of the README's table that no flag of the
+// lesson provokes: the target's QP or MR without REMOTE_WRITE, inline data
+// above max_inline_data.
+#include <cerrno>
 #include <regex>
 #include <string>
 
+#include "lab/verbs.hpp"
 #include "support/catch.hpp"
 #include "support/pair.hpp"
 #include "support/process.hpp"
+#include "support/rxe.hpp"
 
 using lab::test::run_pair;
 
@@ -28,4 +34,48 @@ TEST_CASE("07_rdma_write: hello verbs lands in the server's memory, its CQ stays
     REQUIRE(
         std::regex_search(server.out, match, std::regex(R"(rkey (0x[0-9a-f]+), access LOCAL)")));
     CHECK(client.out.find("rkey " + match[1].str() + ", length 4096") != std::string::npos);
+}
+
+TEST_CASE("an RDMA write refused by the target: QP and MR without REMOTE_WRITE differ",
+          "[lesson07]") {
+    using namespace std::chrono_literals;
+    SECTION("the QP lacks REMOTE_WRITE: remote invalid request") {
+        lab::test::PairSetup setup;
+        setup.access_b = IBV_ACCESS_REMOTE_READ;
+        lab::test::LoopbackPair pair(setup);
+        lab::post_rdma(pair.a.get(), IBV_WR_RDMA_WRITE, pair.at(0, 16), pair.mr->lkey,
+                       pair.address(32768), pair.mr->rkey);
+        const auto done = lab::test::poll_completions(pair.cq_a.get(), 1, 10s);
+        REQUIRE(done.size() == 1);
+        CHECK(done[0].status == IBV_WC_REM_INV_REQ_ERR);
+    }
+    SECTION("the MR lacks REMOTE_WRITE: remote access error") {
+        lab::test::PairSetup setup;
+        setup.region_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+        lab::test::LoopbackPair pair(setup);
+        lab::post_rdma(pair.a.get(), IBV_WR_RDMA_WRITE, pair.at(0, 16), pair.mr->lkey,
+                       pair.address(32768), pair.mr->rkey);
+        const auto done = lab::test::poll_completions(pair.cq_a.get(), 1, 10s);
+        REQUIRE(done.size() == 1);
+        CHECK(done[0].status == IBV_WC_REM_ACCESS_ERR);
+    }
+}
+
+TEST_CASE("rxe refuses inline data above max_inline_data with EINVAL", "[lesson07]") {
+    lab::test::LoopbackPair pair;
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    REQUIRE(ibv_query_qp(pair.a.get(), &attr, IBV_QP_CAP, &init) == 0);
+    const std::size_t too_long = attr.cap.max_inline_data + 1;
+    ibv_sge sge{pair.address(0), static_cast<std::uint32_t>(too_long), pair.mr->lkey};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    wr.wr.rdma.remote_addr = pair.address(32768);
+    wr.wr.rdma.rkey = pair.mr->rkey;
+    ibv_send_wr* bad = nullptr;
+    INFO("max_inline_data " << attr.cap.max_inline_data);
+    CHECK(ibv_post_send(pair.a.get(), &wr, &bad) == EINVAL);
 }
