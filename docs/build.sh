@@ -47,7 +47,7 @@ if [ "$headers_only" = 0 ]; then
     inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md)
     for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
         solutions/README.md docker/README.md vm/README.md bench/README.md bench/09_rdma_read.md \
-        docs/timings.md THIRD-PARTY.md; do
+        docs/timings.md THIRD-PARTY.md README.student.md docs/instructor/publishing.md; do
         [ -f "$page" ] && inputs+=("$page")
     done
 fi
