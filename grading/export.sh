@@ -46,7 +46,12 @@ if [ -e "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
 fi
 mkdir -p "$dir"
 out=$(cd "$dir" && pwd)
-case "$out/" in "$repo"/*) die "$dir is inside this repository: give a folder outside it" ;; esac
+# Inside this checkout only under build/ (ignored, and never exported): the
+# edition would otherwise become part of the next one.
+case "$out/" in
+"$repo"/build/*) ;;
+"$repo"/*) die "$dir is inside this repository: give a folder outside it (or under build/)" ;;
+esac
 
 # What the student edition leaves out, and why (extended regular expressions
 # on paths relative to the repository's top).

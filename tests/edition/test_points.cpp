@@ -79,8 +79,9 @@ std::vector<Exercise> course() {
         if (!entry.is_directory() || !std::regex_match(name, std::regex(R"(\d\d_\w+)"))) {
             continue;
         }
-        Exercise exercise{name,
-                          lab::test::lines(read_text(kBuild / "grading" / (name + ".checks")))};
+        Exercise exercise;
+        exercise.name = name;
+        exercise.checks = lab::test::lines(read_text(kBuild / "grading" / (name + ".checks")));
         exercise.weights = points.weigh(name, exercise.checks);
         for (std::size_t i = 0; i < exercise.checks.size(); ++i) {
             const bool hidden = lab::grade::is_hidden(exercise.checks[i]);

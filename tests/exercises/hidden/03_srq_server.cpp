@@ -8,6 +8,7 @@
 TEST_CASE("hidden: post_srq_receives: full-slot messages, the clients in reverse order",
           "[ex03][hidden]") {
     StudentProgram program("post_srq_receives");
+    program.watch(lab::grade::kSharedReceives);
     Clients clients(program);
     program.send({"post"});
     program.receive("posted");
