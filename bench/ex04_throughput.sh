@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Exercise 04 side by side with perftest: the reference solution's
-# stream_sends (sol04_throughput) against ib_send_bw on the same device, with
-# the same message sizes and counts, in one run.
+# stream_sends (sol04_throughput; in the student edition, which has no
+# solutions, the student's ex04_throughput) against ib_send_bw on the same
+# device, with the same message sizes and counts, in one run.
 #
 #   bench/ex04_throughput.sh BUILD_DIR      (./lab bench runs it on the RDMA target)
 #
@@ -16,6 +17,9 @@ set -euo pipefail
 
 build=${1:?usage: bench/ex04_throughput.sh BUILD_DIR}
 program=${BENCH_EX04_PROGRAM:-$build/solutions/04_throughput/sol04_throughput}
+if [ -z "${BENCH_EX04_PROGRAM:-}" ] && [ ! -d "$(dirname "$0")/../solutions" ]; then
+    program=$build/exercises/04_throughput/ex04_throughput
+fi
 bench_setup ex04 "$build" "$program" ib_send_bw
 # The program runs both ends of its stream itself: no server to start.
 ours_runs_alone=1

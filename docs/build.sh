@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
         ;;
     --headers-only) headers_only=1 ;;
     -h | --help)
-        sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/SPDX-License-Identifier:/ {sub(/^# ?/, ""); print}' "${BASH_SOURCE[0]}"
         exit 0
         ;;
     *) echo "docs: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -47,7 +47,7 @@ if [ "$headers_only" = 0 ]; then
     inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md)
     for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
         solutions/README.md docker/README.md vm/README.md bench/README.md bench/09_rdma_read.md \
-        docs/timings.md; do
+        docs/timings.md THIRD-PARTY.md README.student.md docs/instructor/publishing.md; do
         [ -f "$page" ] && inputs+=("$page")
     done
 fi

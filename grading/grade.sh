@@ -11,8 +11,10 @@
 #         exercises/ or a .zip or .tar.gz of one; prints a score table, writes
 #         build/grade/class/gradebook.csv and, per student, a text and a JUnit
 #         report in build/grade/class/reports/
-#   ./lab grade --gradescope
-#         write build/grade/gradescope/autograder.zip (setup.sh, run_autograder)
+#   ./lab grade --gradescope [--visible-only]
+#         write build/grade/gradescope/autograder.zip (setup.sh, run_autograder);
+#         --visible-only leaves the instructor's own checks out of it (for
+#         GitHub Classroom, whose students can fetch the package)
 #   ./lab grade --submission DIR [--gradescope-results FILE] [--github-output FILE]
 #         grade one submission for a platform (run_autograder, the GitHub
 #         Classroom workflow): results.json, or lines for $GITHUB_OUTPUT
@@ -37,8 +39,8 @@ die() {
 }
 say() { echo "grade: $*" >&2; }
 
-usage_line="usage: ./lab grade [--junit FILE] [--exercises LIST] [DIR] | --class DIR | --gradescope"
-mode=single dir='' junit='' exercises_wanted='' submission='' gradescope_results='' github_output=''
+usage_line="usage: ./lab grade [--junit FILE] [--exercises LIST] [DIR] | --class DIR | --gradescope [--visible-only]"
+mode=single dir='' junit='' exercises_wanted='' submission='' gradescope_results='' github_output='' package_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --junit | --exercises | --class | --submission | --gradescope-results | --github-output)
@@ -57,8 +59,12 @@ while [ $# -gt 0 ]; do
         mode=package
         shift
         ;;
+    --visible-only)
+        package_args+=(--visible-only)
+        shift
+        ;;
     -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/SPDX-License-Identifier:/ {sub(/^# ?/, ""); print}' "$0"
         exit 0
         ;;
     -*) die "unknown option '$1' ($usage_line)" ;;
@@ -81,7 +87,7 @@ esac
     die "--exercises takes exercise numbers, e.g. 01,05 (not '$exercises_wanted')"
 
 if [ "$mode" = package ]; then
-    exec "$grading/gradescope/package.sh"
+    exec "$grading/gradescope/package.sh" "${package_args[@]}"
 fi
 
 # Where RDMA runs for grading: always the micro-VM, whatever the host has.

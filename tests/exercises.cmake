@@ -6,7 +6,9 @@
 # The check program starts the student's program in a sandbox for each check
 # and judges from outside. Here:
 #   check_NN_name      registered with CTest, one test per check (labels
-#                      exercise, rxe), run against the solution: all pass;
+#                      exercise, rxe), run against the solution: all pass
+#                      (the instructor's checks in tests/exercises/hidden/
+#                      too, where the checkout has them);
 #   test_exercise_skeletons  runs each check program against the skeleton:
 #                      every check fails, naming every TODO;
 #   test_sandbox       a misbehaving program: every way it fails is caught;
@@ -73,12 +75,23 @@ function(lab_add_graded_exercise number name)
       target_link_options(subject_${kind}${exercise} PRIVATE ${lab_grade_static_runtime})
     endif()
   endforeach()
-  set(depends "")
   if(TARGET subject_sol${exercise})
-    set(depends DEPENDS subject_sol${exercise})
+    lab_add_test(${check} exercises/${check}.cpp LABELS exercise rxe TIMEOUT 300
+      DEPENDS subject_sol${exercise})
+  else()
+    # No solution in this checkout (the student edition): the check program is
+    # built for ./lab grade, and is no test of its own.
+    add_executable(${check} exercises/${check}.cpp)
+    target_link_libraries(${check} PRIVATE lab_test_support)
   endif()
-  lab_add_test(${check} exercises/${check}.cpp LABELS exercise rxe TIMEOUT 300 ${depends})
   target_link_libraries(${check} PRIVATE lab_grade_checker lab_grade_listener)
+  # The instructor's own checks of the exercise, where the checkout has them
+  # (tests/exercises/hidden/NN_NAME.cpp): the end of the check program includes
+  # them, so they run wherever its other checks run, and share their helpers.
+  file(GLOB hidden CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/exercises/hidden/${exercise}.cpp")
+  if(hidden)
+    target_compile_definitions(${check} PRIVATE LAB_HIDDEN_CHECKS="${hidden}")
+  endif()
   target_link_options(${check} PRIVATE ${lab_grade_static_runtime})
   add_custom_command(TARGET ${check} POST_BUILD
     COMMAND "${CMAKE_COMMAND}" -D "PROGRAM=$<TARGET_FILE:${check}>"
@@ -129,7 +142,7 @@ flag\t-O1
 ")
 endfunction()
 
-# The graded exercises: one line each (see exercises/README.md, "Adding an exercise").
+# The graded exercises: one line each (see solutions/README.md, "Adding an exercise to grading").
 lab_add_graded_exercise(01 noncontiguous_sge LIBRARY sge)
 lab_add_graded_exercise(02 ud_ping LIBRARY ud)
 lab_add_graded_exercise(03 srq_server LIBRARY srq)
@@ -138,10 +151,20 @@ lab_add_graded_exercise(05 fix_the_connection LIBRARY connection)
 lab_add_graded_exercise(06 recover_qp LIBRARY recover)
 lab_add_graded_exercise(07 memory_window LIBRARY window)
 
+# The tests below need the reference solutions (solutions/), which the
+# student edition leaves out (./lab export --student): there the exercises'
+# folders are the students' work, no longer the untouched skeletons.
+set(lab_have_solutions FALSE)
+if(EXISTS "${PROJECT_SOURCE_DIR}/solutions")
+  set(lab_have_solutions TRUE)
+endif()
+
 # The untouched skeletons fail every check, naming each TODO.
-get_property(skeleton_programs GLOBAL PROPERTY lab_graded_programs)
-lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
-  LABELS exercise rxe TIMEOUT 900 DEPENDS ${skeleton_programs})
+if(lab_have_solutions)
+  get_property(skeleton_programs GLOBAL PROPERTY lab_graded_programs)
+  lab_add_test(test_exercise_skeletons exercises/test_exercise_skeletons.cpp
+    LABELS exercise rxe TIMEOUT 900 DEPENDS ${skeleton_programs})
+endif()
 
 # The sandbox, with a program that misbehaves on purpose.
 add_executable(misbehave grading/misbehave.cpp)
@@ -156,14 +179,21 @@ target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
 
 # ./lab grade --class on good, broken and cheating submissions. It boots its
 # own micro-VM, so it runs on the build host (./lab test: label grade-class).
-lab_add_test(test_grade_class grading/test_grade_class.cpp LABELS grading grade-class TIMEOUT 1800
-  DEPENDS grade_kit)
+# (Its good submissions are the solutions.)
+if(lab_have_solutions)
+  lab_add_test(test_grade_class grading/test_grade_class.cpp LABELS grading grade-class
+    TIMEOUT 1800 DEPENDS grade_kit)
+endif()
 
-# The Gradescope package in a container laid out like Gradescope's (label docker).
-add_test(NAME grading_gradescope COMMAND "${PROJECT_SOURCE_DIR}/tests/grading/gradescope-test.sh")
-set_tests_properties(grading_gradescope PROPERTIES LABELS "docker;grading" TIMEOUT 3600
-                     SKIP_RETURN_CODE 77)
+# The Gradescope package in a container laid out like Gradescope's (label
+# docker); the submission it grades is made of the solutions.
+if(lab_have_solutions)
+  add_test(NAME grading_gradescope COMMAND "${PROJECT_SOURCE_DIR}/tests/grading/gradescope-test.sh")
+  set_tests_properties(grading_gradescope PROPERTIES LABELS "docker;grading" TIMEOUT 3600
+                       SKIP_RETURN_CODE 77)
+endif()
 
 # The GitHub Classroom workflow template: its command, and what it hands the reporter.
 lab_add_test(test_github_workflow grading/test_github_workflow.cpp LABELS unit grading TIMEOUT 60
   DEPENDS grade_kit)
+target_link_libraries(test_github_workflow PRIVATE lab_grade_reports)

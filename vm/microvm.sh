@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
         ;;
     --) shift; break ;;
     -h | --help)
-        sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+        awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/SPDX-License-Identifier:/ {sub(/^# ?/, ""); print}' "$0"
         exit 0
         ;;
     *) break ;;

@@ -12,8 +12,6 @@
 //   ../../../../vm/on-target.sh ./ex01_noncontiguous_sge --block-size 64 --block-num 100
 //   --stride 128
 //   ../../../../vm/on-target.sh ./ex01_noncontiguous_sge --csv sweep.csv
-// (the same program of the reference solution is
-// build/default/solutions/.../sol01_noncontiguous_sge)
 //
 // Both QPs live in this process (sge::Loopback): the data still goes through
 // the device, and on rxe through the kernel's RoCE v2 stack.

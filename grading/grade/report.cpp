@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <numeric>
 #include <sstream>
 
 #include "lab/check.hpp"
@@ -114,6 +113,10 @@ std::string indent(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
+bool is_hidden(std::string_view check) {
+    return check.rfind(kHiddenPrefix, 0) == 0;
+}
+
 Points Points::parse(std::string_view text) {
     Points points;
     std::size_t number = 0;
@@ -139,8 +142,9 @@ Points Points::parse(std::string_view text) {
     return points;
 }
 
-double Points::check_points(const std::string& exercise, const std::string& check) const {
-    double value = 1;
+std::optional<double> Points::named_points(const std::string& exercise,
+                                           const std::string& check) const {
+    std::optional<double> value;
     for (const PointsRule& rule : checks_) {
         if (matches(rule.exercise, exercise) && matches(rule.check, check)) {
             value = rule.points;
@@ -161,14 +165,20 @@ std::optional<double> Points::total(const std::string& exercise) const {
 
 std::vector<double> Points::weigh(const std::string& exercise,
                                   const std::vector<std::string>& checks) const {
+    const auto wanted = total(exercise);
     std::vector<double> weights;
+    double named_sum = 0;
+    std::size_t unnamed = 0;
     for (const std::string& check : checks) {
-        weights.push_back(check_points(exercise, check));
+        const auto named = named_points(exercise, check);
+        weights.push_back(named.value_or(wanted ? -1 : 1));  // -1: a share of the rest, below
+        named_sum += named.value_or(0);
+        unnamed += named ? 0 : 1;
     }
-    if (const auto wanted = total(exercise)) {
-        const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+    if (wanted && unnamed > 0) {
+        const double share = std::max(0.0, *wanted - named_sum) / static_cast<double>(unnamed);
         for (double& weight : weights) {
-            weight = sum > 0 ? weight * *wanted / sum : 0;
+            weight = weight < 0 ? share : weight;
         }
     }
     return weights;
@@ -547,7 +557,8 @@ std::string gradescope_json(const StudentOutcome& student) {
                 ", \"score\": " + points_text(check.points) +
                 ", \"max_score\": " + points_text(check.max_points) +
                 ", \"status\": " + (check.passed ? "\"passed\"" : "\"failed\"") +
-                ", \"output\": " + json_string(output) + ", \"visibility\": \"visible\"}";
+                ", \"output\": " + json_string(output) + ", \"visibility\": " +
+                (is_hidden(check.name) ? "\"after_published\"" : "\"visible\"") + "}";
             first = false;
         }
     }

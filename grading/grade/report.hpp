@@ -20,6 +20,13 @@
 
 namespace lab::grade {
 
+/// How the names of the instructor's own checks begin (tests/exercises/hidden/): the student
+/// edition leaves them out, and Gradescope shows them once the grades are published.
+inline constexpr std::string_view kHiddenPrefix = "hidden:";
+
+/// Whether @p check is one of the instructor's own checks (its name begins with kHiddenPrefix).
+bool is_hidden(std::string_view check);
+
 /// One rule of the points file.
 struct PointsRule {
     std::string exercise;  ///< a folder name or "*"
@@ -32,11 +39,18 @@ class Points {
   public:
     /// Parse @p text; throws lab::Error naming the line of a malformed rule.
     static Points parse(std::string_view text);
-    /// What check @p check of @p exercise is worth before any total is applied.
-    [[nodiscard]] double check_points(const std::string& exercise, const std::string& check) const;
-    /// The total @p exercise is scaled to, if a rule sets one.
+    /// The points a `points` rule gives check @p check of @p exercise, if one names it.
+    [[nodiscard]] std::optional<double> named_points(const std::string& exercise,
+                                                     const std::string& check) const;
+    /// What @p exercise is worth, if a `total` rule says.
     [[nodiscard]] std::optional<double> total(const std::string& exercise) const;
-    /// The points of every check of @p exercise (its checks in order), totals applied.
+    /**
+     * @brief The points of every check of @p exercise (its checks in order).
+     *
+     * A check a `points` rule names is worth what the rule says. With a
+     * `total`, the checks no rule names share what the named ones leave of it
+     * equally (nothing when they leave nothing); without one, each is worth 1.
+     */
     [[nodiscard]] std::vector<double> weigh(const std::string& exercise,
                                             const std::vector<std::string>& checks) const;
 
@@ -107,7 +121,8 @@ std::string score_table(const std::vector<Exercise>& course,
 std::string text_report(const StudentOutcome& student);
 /// A student's JUnit XML report: a test suite per exercise, a test case per check.
 std::string junit_report(const StudentOutcome& student);
-/// Gradescope's results.json for one student (their documented format).
+/// Gradescope's results.json for one student (their documented format); the instructor's
+/// own checks are "after_published", the others "visible".
 std::string gradescope_json(const StudentOutcome& student);
 /**
  * @brief GitHub Classroom's autograding results, one runner per exercise.

@@ -5,7 +5,9 @@
 # Writes build/grade/gradescope/autograder.zip: setup.sh and run_autograder
 # at its root (Gradescope's layout), the course without its solutions, and
 # the micro-VM's kernel and initramfs (vm-cache/), so that grading needs no
-# kernel download and works on any Linux host with qemu.
+# kernel download and works on any Linux host with qemu. It holds the
+# instructor's own checks (tests/exercises/hidden/) unless --visible-only:
+# a package GitHub Classroom's workflow fetches can be fetched by students too.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade}/gradescope
@@ -13,6 +15,12 @@ die() {
     echo "gradescope: $*" >&2
     exit 2
 }
+left_out='^(solutions|slides|build|docs/instructor)/|^docs/instructor\.md$|(^|/)node_modules/|^\.git'
+case "${1:-}" in
+"") ;;
+--visible-only) left_out+='|^tests/exercises/hidden/' ;;
+*) die "unknown option '$1' (./lab grade --gradescope [--visible-only])" ;;
+esac
 
 # The micro-VM's kernel and initramfs, from its cache (built once if needed).
 cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
@@ -24,9 +32,10 @@ version=$(cat "$cache/kernel/ready")
 stage=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-gradescope.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 # The course as this checkout has it (tracked and new files), without what
-# students must not see or the grader does not need.
+# students must not see or the grader does not need: the solutions, the
+# instructor's guide and its answers, the slides.
 (cd "$repo" && git ls-files -co --exclude-standard 2>/dev/null || find . -type f -printf '%P\n') |
-    grep -vE '^(solutions|slides|build)/|(^|/)node_modules/|^\.git' |
+    grep -vE "$left_out" |
     (cd "$repo" && xargs -d '\n' cp --parents -t "$stage" 2>/dev/null) || true
 [ -x "$stage/grading/grade.sh" ] || die "the course files could not be staged"
 [ ! -e "$stage/solutions" ] || die "the solutions must not be packaged"

@@ -602,3 +602,9 @@ TEST_CASE("bad layouts are refused before anything is posted", "[ex01][rxe][bad-
            {"a good gather_write still works afterwards", "it does not", ""});
     session.end();
 }
+
+// The instructor's own checks (tests/exercises/hidden/01_noncontiguous_sge.cpp), where this
+// checkout has them: the student edition leaves them out (./lab export --student).
+#ifdef LAB_HIDDEN_CHECKS
+#include LAB_HIDDEN_CHECKS
+#endif

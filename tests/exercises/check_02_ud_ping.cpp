@@ -400,3 +400,9 @@ TEST_CASE("messages above the path MTU and receive slots without room are refuse
     program.send({"checked"});
     program.finish();
 }
+
+// The instructor's own checks (tests/exercises/hidden/02_ud_ping.cpp), where this
+// checkout has them: the student edition leaves them out (./lab export --student).
+#ifdef LAB_HIDDEN_CHECKS
+#include LAB_HIDDEN_CHECKS
+#endif

@@ -225,3 +225,9 @@ TEST_CASE("a limit above the SRQ's size is refused by ibv_modify_srq", "[ex03][b
             refused.empty() ? "no error" : "\"" + refused + "\"",
             "check ibv_modify_srq's result with lab::check(result, \"ibv_modify_srq\")"});
 }
+
+// The instructor's own checks (tests/exercises/hidden/03_srq_server.cpp), where this
+// checkout has them: the student edition leaves them out (./lab export --student).
+#ifdef LAB_HIDDEN_CHECKS
+#include LAB_HIDDEN_CHECKS
+#endif

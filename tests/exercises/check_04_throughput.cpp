@@ -307,3 +307,9 @@ TEST_CASE("stream_sends refuses options that cannot work, before posting", "[ex0
     program.receive("ended");
     program.finish();
 }
+
+// The instructor's own checks (tests/exercises/hidden/04_throughput.cpp), where this
+// checkout has them: the student edition leaves them out (./lab export --student).
+#ifdef LAB_HIDDEN_CHECKS
+#include LAB_HIDDEN_CHECKS
+#endif

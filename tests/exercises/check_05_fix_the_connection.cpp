@@ -241,3 +241,9 @@ TEST_CASE("the whole program connects, writes and sends", "[ex05]") {
         program.finish();
     }
 }
+
+// The instructor's own checks (tests/exercises/hidden/05_fix_the_connection.cpp), where this
+// checkout has them: the student edition leaves them out (./lab export --student).
+#ifdef LAB_HIDDEN_CHECKS
+#include LAB_HIDDEN_CHECKS
+#endif

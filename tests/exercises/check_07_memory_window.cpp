@@ -320,3 +320,9 @@ TEST_CASE(
     program.send({"checked"});
     program.finish();
 }
+
+// The instructor's own checks (tests/exercises/hidden/07_memory_window.cpp), where this
+// checkout has them: the student edition leaves them out (./lab export --student).
+#ifdef LAB_HIDDEN_CHECKS
+#include LAB_HIDDEN_CHECKS
+#endif

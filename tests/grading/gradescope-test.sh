@@ -96,8 +96,11 @@ problems = []
 if not isinstance(results.get("score"), (int, float)):
     problems.append("no numeric score")
 tests = results.get("tests", [])
-if len(tests) != 45:
-    problems.append("%d tests, expected 45 (one per check)" % len(tests))
+if len(tests) != 52:
+    problems.append("%d tests, expected 52 (one per check: 45, and the instructor's 7)" % len(tests))
+hidden = [t for t in tests if t.get("name", "").split(": ", 1)[-1].startswith("hidden:")]
+if len(hidden) != 7 or any(t.get("visibility") != "after_published" for t in hidden):
+    problems.append("the instructor's checks: %d, not all shown after publishing" % len(hidden))
 for test in tests:
     for key, kind in (("name", str), ("score", (int, float)), ("max_score", (int, float)),
                       ("status", str), ("output", str), ("visibility", str)):
@@ -114,8 +117,8 @@ for test in tests:
         problems.append("%s: the output does not name the TODO" % test.get("name"))
 if abs(sum(t.get("score", 0) for t in tests) - results.get("score", -1)) > 1e-6:
     problems.append("the score is not the sum of the tests' scores")
-if results.get("score") != 40:
-    problems.append("score %r, expected 40 (45 checks, 5 of them failed)" % results.get("score"))
+if results.get("score") != 600:
+    problems.append("score %r, expected 600 (seven exercises of 100, exercise 04 failed)" % results.get("score"))
 for problem in problems:
     print("results.json: " + problem)
 print("results.json: %d tests, score %s" % (len(tests), results.get("score")))

@@ -220,7 +220,7 @@ std::string report_of(const std::string& name) {
     return read_text(kOut / "class" / "reports" / (name + ".txt"));
 }
 
-// The one line of exercise 05 in @p name's report: "05_...: 0 of 6 points (REASON)".
+// The one line of exercise 05 in @p name's report: "05_...: 0 of 100 points (REASON)".
 std::string summary_05(const std::string& name) {
     for (const auto& line : lab::test::lines(report_of(name))) {
         if (line.rfind(k05 + ":", 0) == 0) {
@@ -243,12 +243,12 @@ void broken_submissions_score_zero() {
         {"bad_memory", "(your program used more than 512 MiB of memory and was stopped"},
         {"bad_print", "(your program printed more than 1 MiB and was stopped"},
         {"bad_crash", "(your program crashed: segmentation fault (SIGSEGV)"},
-        {"skeleton", "(0 of 6 checks passed"},
+        {"skeleton", "(0 of 7 checks passed"},
     };
     for (const auto& [name, reason] : reasons) {
         const std::string line = summary_05(name);
         INFO(name << ": " << line);
-        CHECK(line.find(k05 + ": 0 of 6 points " + reason) == 0);
+        CHECK(line.find(k05 + ": 0 of 100 points " + reason) == 0);
     }
     // The compile error names the student's file and line, not the course's build.
     const std::string compile = report_of("bad_compile");
@@ -279,7 +279,7 @@ void cheats_earn_nothing() {
     const std::string results =
         read_text(kOut / "class" / "work" / "cheat_escape" / "results" / (k05 + ".tsv"));
     INFO(results);
-    CHECK(lab::test::lines(results).size() == 6);
+    CHECK(lab::test::lines(results).size() == 7);  // 6 checks and the instructor's own
     CHECK(results.find("pass\t") == std::string::npos);
     // Values returned without the work behind them do not pass the behaviour checks.
     const std::string forge = report_of("cheat_forge");
@@ -319,14 +319,16 @@ TEST_CASE("a class graded in one run: good, broken and cheating submissions",
     // The gradebook: a header, one row per student; every other exercise graded normally.
     CHECK(run.header == "student,03_srq_server,05_fix_the_connection,total");
     CHECK(run.rows.size() == 19);
+    // (grading/points.conf: each exercise out of 100; the forged values earn
+    // choose_gid_index, choose_path_mtu and memory_access_flags, 10 each.)
     const std::map<std::string, std::string> expected = {
-        {"alice", "6,6,12"},       {"bob", "6,6,12"},        {"carol", "6,6,12"},
-        {"skeleton", "0,0,0"},     {"bad_compile", "6,0,6"}, {"bad_missing", "6,0,6"},
-        {"bad_hang", "6,0,6"},     {"bad_sleep", "6,0,6"},   {"bad_fork", "6,0,6"},
-        {"bad_memory", "6,0,6"},   {"bad_print", "6,0,6"},   {"bad_crash", "6,0,6"},
-        {"cheat_cmake", "6,0,6"},  {"cheat_given", "6,0,6"}, {"cheat_include", "6,0,6"},
-        {"cheat_incbin", "6,0,6"}, {"cheat_exit", "6,0,6"},  {"cheat_escape", "6,0,6"},
-        {"cheat_forge", "6,3,9"},
+        {"alice", "100,100,200"},      {"bob", "100,100,200"},       {"carol", "100,100,200"},
+        {"skeleton", "0,0,0"},         {"bad_compile", "100,0,100"}, {"bad_missing", "100,0,100"},
+        {"bad_hang", "100,0,100"},     {"bad_sleep", "100,0,100"},   {"bad_fork", "100,0,100"},
+        {"bad_memory", "100,0,100"},   {"bad_print", "100,0,100"},   {"bad_crash", "100,0,100"},
+        {"cheat_cmake", "100,0,100"},  {"cheat_given", "100,0,100"}, {"cheat_include", "100,0,100"},
+        {"cheat_incbin", "100,0,100"}, {"cheat_exit", "100,0,100"},  {"cheat_escape", "100,0,100"},
+        {"cheat_forge", "100,30,130"},
     };
     for (const auto& [name, row] : expected) {
         INFO(name << ": " << summary_05(name));
@@ -341,6 +343,13 @@ TEST_CASE("a class graded in one run: good, broken and cheating submissions",
         CHECK(read_text(kOut / "class" / "reports" / (name + ".xml")).find("<testsuites") !=
               std::string::npos);
     }
+    // The class grader runs the instructor's own checks (tests/exercises/hidden/), and they count.
+    const std::string alice = report_of("alice");
+    INFO(alice);
+    CHECK(alice.find("  pass  hidden: post_srq_receives:") != std::string::npos);
+    CHECK(alice.find("  pass  hidden: the whole program, three times in a row") !=
+          std::string::npos);
+    CHECK(report_of("skeleton").find("  FAIL  hidden: ") != std::string::npos);
     // One ctest test, so that the class is graded once: the other questions are sections of it.
     SECTION("a broken submission scores 0 on its exercise with one clear reason") {
         broken_submissions_score_zero();

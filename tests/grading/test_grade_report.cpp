@@ -43,7 +43,7 @@ StudentOutcome sample_student() {
 
 }  // namespace
 
-TEST_CASE("points: every check is worth 1 unless the points file says otherwise",
+TEST_CASE("points: 1 a check, or what the points file says, or a share of a total",
           "[unit][grading]") {
     const Points none = Points::parse("# nothing but comments\n\n");
     CHECK(none.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{1, 1, 1});
@@ -54,10 +54,26 @@ TEST_CASE("points: every check is worth 1 unless the points file says otherwise"
         "points 01_alpha \"third check\" 3   # the last rule wins\n");
     CHECK(points.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{1, 2, 3});
     CHECK(points.weigh("02_beta", kCourse[1].checks) == std::vector<double>{4});
-    // A total scales the exercise's checks in proportion.
-    const Points scaled = Points::parse("points * \"first*\" 2\ntotal 01_alpha 100\n");
-    CHECK(scaled.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{50, 25, 25});
-    CHECK_FALSE(scaled.total("02_beta").has_value());
+    // A total: the named checks keep their points, the others share the rest.
+    const Points shared = Points::parse("points * \"first*\" 2\ntotal 01_alpha 100\n");
+    CHECK(shared.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{2, 49, 49});
+    CHECK(shared.weigh("02_beta", kCourse[1].checks) == std::vector<double>{1});
+    CHECK_FALSE(shared.total("02_beta").has_value());
+    // Without a points line, the checks share the total equally.
+    const Points even = Points::parse("total * 100\n");
+    CHECK(even.weigh("02_beta", kCourse[1].checks) == std::vector<double>{100});
+    CHECK(even.weigh("01_alpha", {"a", "b", "c", "d"}) == std::vector<double>{25, 25, 25, 25});
+    // Every check named: the total changes nothing, even when a check is
+    // missing (the student edition lacks the instructor's checks).
+    const Points named = Points::parse(
+        "total * 100\npoints * \"hidden:*\" 10\npoints * \"first*\" 50\npoints * \"second*\" 40\n");
+    CHECK(named.weigh("01_alpha", {"first check: it works", "second check", "hidden: more"}) ==
+          std::vector<double>{50, 40, 10});
+    CHECK(named.weigh("01_alpha", {"first check: it works", "second check"}) ==
+          std::vector<double>{50, 40});
+    // Named checks that leave nothing: the others are worth 0.
+    const Points over = Points::parse("total * 10\npoints * \"first*\" 12\n");
+    CHECK(over.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{12, 0, 0});
 }
 
 TEST_CASE("points: a malformed line is refused with its number", "[unit][grading][bad-input]") {
@@ -160,6 +176,18 @@ TEST_CASE("Gradescope's results.json", "[unit][grading]") {
         json.find("\"status\": \"failed\", \"output\": \"expected: 4\\n    seen: 5 \\\"<&>\\\"") !=
         std::string::npos);
     CHECK(json.find("\"visibility\": \"visible\"") != std::string::npos);
+    // The instructor's own checks show once the grades are published.
+    const StudentOutcome hidden =
+        evaluate("bob", {{"01_alpha", {"visible check", "hidden: more layouts"}}},
+                 Points::parse(""), {{"01_alpha", "ok"}}, {},
+                 {{"01_alpha", "pass\tvisible check\t\nfail\thidden: more layouts\tno\n"}});
+    const std::string with_hidden = gradescope_json(hidden);
+    CHECK(with_hidden.find("\"name\": \"01_alpha: visible check\"") != std::string::npos);
+    CHECK(with_hidden.find("\"output\": \"no\", \"visibility\": \"after_published\"}") !=
+          std::string::npos);
+    CHECK(with_hidden.find("\"output\": \"\", \"visibility\": \"visible\"}") != std::string::npos);
+    CHECK(is_hidden("hidden: more layouts"));
+    CHECK_FALSE(is_hidden("a check about hidden: things"));
     CHECK(json_string("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
 }
 

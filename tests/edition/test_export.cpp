@@ -1,0 +1,259 @@
+// What ./lab export writes (grading/export.sh), read file by file: the
+// student edition keeps the course and leaves out the solutions, the
+// instructor's own checks and guide, and everything built on the solutions;
+// its README is the students'; no student-facing text points at solutions/;
+// and no line of a reference solution appears anywhere in it. The GitHub
+// Classroom edition is the same with the workflow in .github/workflows/.
+// (tests/edition/fresh-clone-test.sh builds, runs, tests and grades a fresh
+// clone of both.)
+//
+// A line of a solution counts only if it says something of the solution. It
+// does not when, trimmed of blanks, it
+//   - has fewer than 12 letters, digits or underscores (`{`, `});`, `++i;`,
+//     `return rkey;`, `break;`): such lines are in any C++ file;
+//   - is a preprocessor line (#include, #pragma): it names a header the
+//     skeleton or the standard library has;
+//   - is a line of the exercise's own folder (the skeleton, the given code,
+//     the header): the student has it already;
+//   - is a line, or a part of a line, of the code the edition must carry and
+//     a student reads anyway: the lessons, common/, the exercises' code,
+//     grading/ and the visible checks (tests/exercises/). The checks play the peer of the
+//     student's program and set up by themselves what each check needs, so
+//     they make the same verbs calls (a UD QP brought to RTS, a window
+//     bound): a course that judges from outside cannot hide those.
+// Every other line of every solution must appear nowhere in the edition, not
+// even inside a longer line (a slide's code block, a README's quote).
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "grading/text_files.hpp"
+#include "support/catch.hpp"
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+
+using lab::test::read_text;
+
+namespace {
+
+const fs::path kSource = LAB_SOURCE_DIR;
+const fs::path kWork = fs::path(LAB_BUILD_DIR) / "tests" / "edition";
+
+std::string trimmed(const std::string& line) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) {
+        return "";
+    }
+    return line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+}
+
+std::vector<std::string> text_lines(const fs::path& path) {
+    std::vector<std::string> lines;
+    std::string line;
+    for (const char c : read_text(path) + "\n") {
+        if (c == '\n') {
+            lines.push_back(line);
+            line.clear();
+        } else {
+            line += c;
+        }
+    }
+    return lines;
+}
+
+bool says_nothing(const std::string& line) {
+    const auto word_characters = std::count_if(line.begin(), line.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+    });
+    return word_characters < 12 || line.rfind('#', 0) == 0;
+}
+
+bool is_code(const fs::path& path) {
+    const std::string extension = path.extension().string();
+    return extension == ".cpp" || extension == ".hpp";
+}
+
+// Every code file under @p folder (only its own files when not @p recursive), appended.
+void add_code(const fs::path& folder, bool recursive, std::string& code) {
+    const auto add = [&](const fs::directory_entry& entry) {
+        if (entry.is_regular_file() && is_code(entry.path())) {
+            code += read_text(entry.path()) + "\n";
+        }
+    };
+    if (recursive) {
+        std::for_each(fs::recursive_directory_iterator(folder), fs::recursive_directory_iterator(),
+                      add);
+    } else {
+        std::for_each(fs::directory_iterator(folder), fs::directory_iterator(), add);
+    }
+}
+
+// Every file of @p root (but .git), relative to it.
+std::vector<std::string> files_of(const fs::path& root) {
+    std::vector<std::string> files;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+         ++it) {
+        if (it->path().filename() == ".git") {
+            it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_regular_file()) {
+            files.push_back(fs::relative(it->path(), root).string());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// ./lab export --MODE into a fresh folder of this build; the folder.
+fs::path exported(const std::string& mode) {
+    const fs::path out = kWork / mode;
+    fs::remove_all(out);
+    const auto run =
+        lab::test::run({(kSource / "lab").string(), "export", "--" + mode, out.string()},
+                       std::chrono::seconds(300));
+    INFO(run.out << run.err);
+    REQUIRE(run.exit_code == 0);
+    REQUIRE(run.out.find("export: the " + mode + " edition is in " + out.string()) !=
+            std::string::npos);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the student edition keeps the course and leaves out what is the instructor's",
+          "[edition]") {
+    const fs::path edition = exported("student");
+    const auto files = files_of(edition);
+    const std::set<std::string> present(files.begin(), files.end());
+    for (const std::string kept :
+         {"lab", ".ci/run", "CMakeLists.txt", "LICENSE", "LICENSE-docs", "THIRD-PARTY.md",
+          "lessons/01_devices/main.cpp", "common/lab/verbs.hpp",
+          "exercises/01_noncontiguous_sge/sge.cpp", "exercises/README.md",
+          "tests/exercises/check_05_fix_the_connection.cpp",
+          "tests/exercises/subject_05_fix_the_connection.cpp", "grading/grade.sh",
+          "grading/points.conf", "slides/ex01_noncontiguous_sge.md", "docs/Doxyfile",
+          "bench/run.sh"}) {
+        INFO(kept);
+        CHECK(present.count(kept) == 1);
+    }
+    CHECK(fs::is_directory(edition / ".git"));
+    static const std::regex left_out(
+        R"(^(solutions/|tests/exercises/hidden/|docs/instructor(\.md$|/)|bench/grade-class\.sh$|README\.student\.md$|build/))");
+    for (const auto& file : files) {
+        INFO(file);
+        CHECK_FALSE(std::regex_search(file, left_out));
+    }
+    // The skeletons as they are in the course, not finished.
+    CHECK(read_text(edition / "exercises/01_noncontiguous_sge/sge.cpp") ==
+          read_text(kSource / "exercises/01_noncontiguous_sge/sge.cpp"));
+
+    // The students' README, and no student-facing text that points at the solutions.
+    CHECK(read_text(edition / "README.md") == read_text(kSource / "README.student.md"));
+    for (const auto& file : files) {
+        const bool student_facing =
+            fs::path(file).extension() == ".md" || file.rfind("lessons/", 0) == 0 ||
+            file.rfind("exercises/", 0) == 0 || file.rfind("slides/", 0) == 0;
+        if (!student_facing) {
+            continue;
+        }
+        INFO(file);
+        const std::string text = read_text(edition / file);
+        CHECK(text.find("solutions/") == std::string::npos);
+        CHECK(text.find("sol0") == std::string::npos);  // solution programs: sol01_...
+    }
+    // Every lesson and exercise is linked from the students' README.
+    const std::string readme = read_text(edition / "README.md");
+    for (const std::string folder : {"lessons", "exercises"}) {
+        for (const auto& entry : fs::directory_iterator(kSource / folder)) {
+            if (entry.is_directory()) {
+                INFO(entry.path());
+                CHECK(readme.find("(" + folder + "/" + entry.path().filename().string() +
+                                  "/README.md)") != std::string::npos);
+            }
+        }
+    }
+    // The instructor's own checks: neither their files nor their names.
+    for (const auto& entry : fs::directory_iterator(edition / "tests/exercises")) {
+        INFO(entry.path());
+        CHECK(read_text(entry.path()).find("TEST_CASE(\"hidden:") == std::string::npos);
+    }
+}
+
+TEST_CASE("no line of a reference solution appears in the student edition", "[edition]") {
+    const fs::path edition = exported("student");
+    std::string shipped_code;  // what a student reads anyway (see the top)
+    for (const std::string folder : {"lessons", "common", "exercises", "grading"}) {
+        add_code(kSource / folder, true, shipped_code);
+    }
+    add_code(kSource / "tests/exercises", false, shipped_code);  // not hidden/
+    // The edition's text, file by file (binary files are skipped).
+    std::vector<std::pair<std::string, std::string>> texts;
+    for (const auto& file : files_of(edition)) {
+        std::string text = read_text(edition / file);
+        if (text.find('\0') == std::string::npos) {
+            texts.emplace_back(file, std::move(text));
+        }
+    }
+    REQUIRE(texts.size() > 100);
+    std::size_t looked_for = 0;
+    std::vector<std::string> found;
+    for (const auto& entry : fs::recursive_directory_iterator(kSource / "solutions")) {
+        if (!entry.is_regular_file() || !is_code(entry.path())) {
+            continue;
+        }
+        for (const auto& raw : text_lines(entry.path())) {
+            const std::string line = trimmed(raw);
+            if (says_nothing(line) || shipped_code.find(line) != std::string::npos) {
+                continue;
+            }
+            ++looked_for;
+            for (const auto& [file, text] : texts) {
+                if (text.find(line) != std::string::npos) {
+                    found.push_back(fs::relative(entry.path(), kSource).string() + ": \"" + line +
+                                    "\" is in " + file);
+                }
+            }
+        }
+    }
+    std::string listing;
+    for (const auto& hit : found) {
+        listing += hit + "\n";
+    }
+    INFO(listing);
+    CHECK(found.empty());
+    // Most of a solution is its own (276 of the 695 lines of the seven): a
+    // filter that let everything through would show here.
+    CHECK(looked_for > 200);
+}
+
+TEST_CASE("the GitHub Classroom edition is the student edition with the workflow", "[edition]") {
+    const fs::path classroom = exported("classroom");
+    CHECK(read_text(classroom / ".github/workflows/classroom.yml") ==
+          read_text(kSource / "grading/github-classroom/classroom.yml"));
+    CHECK_FALSE(fs::exists(classroom / "solutions"));
+    CHECK_FALSE(fs::exists(classroom / "tests/exercises/hidden"));
+    // What the workflow's grader takes from the repository: the files each
+    // exercise names, in exercises/NN_name/ (one level down, as intake.sh reads it).
+    for (const std::string file : {"exercises/01_noncontiguous_sge/sge.cpp",
+                                   "exercises/05_fix_the_connection/connection.cpp",
+                                   "exercises/07_memory_window/window.cpp"}) {
+        INFO(file);
+        CHECK(fs::exists(classroom / file));
+    }
+    const auto student = files_of(exported("student"));
+    auto with_workflow = files_of(classroom);
+    with_workflow.erase(
+        std::remove(with_workflow.begin(), with_workflow.end(), ".github/workflows/classroom.yml"),
+        with_workflow.end());
+    CHECK(with_workflow == student);
+    // A second export into a folder that is not empty is refused.
+    const auto again =
+        lab::test::run({(kSource / "lab").string(), "export", "--student", classroom.string()});
+    CHECK(again.exit_code == 2);
+    CHECK(again.err.find("is not empty") != std::string::npos);
+}
