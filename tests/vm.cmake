@@ -50,3 +50,5 @@ lab_add_test(test_program_roles vm/test_program_roles.cpp
 # ./lab test keeps them outside the micro-VM, like the two-host tests.
 lab_add_test(test_lab_machine vm/test_lab_machine.cpp
   LABELS lab-machine TIMEOUT 900 DEPENDS 01_devices 07_rdma_write)
+# The throwaway micro-VM's deadlines: boot, power-off (label lab-machine: it boots VMs itself).
+lab_add_test(test_microvm vm/test_microvm.cpp LABELS lab-machine TIMEOUT 600)

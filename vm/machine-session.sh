@@ -59,8 +59,14 @@ cd "$cwd" 2>/dev/null || cd "$(cat /run/lab/repo)" || exit 3
 if [ "$tty" = 1 ]; then
     if [ "$*" = "bash -i" ]; then
         echo "lab machine: Linux $(uname -r), rxe0 at ${RDMA_LAB_SERVER_ADDR:-?}; exit or Ctrl-D leaves, the machine stays up" >&2
+        exec "$@"
     fi
-    exec "$@"
+    # A Ctrl-C reaches the command (the terminal's foreground group); this
+    # script outlives it and reports 130, as a shell would (an SSH session
+    # that ends by a signal would make ssh say 255 instead).
+    trap ':' INT QUIT
+    "$@"
+    exit $?
 fi
 
 # Without a terminal: a session of our own, so that --signal finds every

@@ -250,8 +250,7 @@ shell_command() {
     while IFS='=' read -r name value; do
         env_args+=("$name=$value")
     done < <(env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|BENCH_[A-Z0-9_]*)=' | grep -v '^RDMA_LAB_SERVER_ADDR=')
-    local cwd
-    cwd=$(pwd)
+    local cwd=${RDMA_LAB_CWD:-$PWD}
     if [ $# -eq 0 ]; then
         # shellcheck disable=SC2029 # expanded in the machine, on purpose
         ssh "${options[@]}" -t root@127.0.0.1 \
@@ -275,9 +274,12 @@ shell_command() {
     trap 'forward INT; exit 130' INT
     trap 'forward TERM; exit 143' TERM
     trap 'forward HUP; exit 129' HUP
+    # In the background, so that a signal runs its trap at once (bash runs a
+    # trap only after a foreground command ends); stdin stays the caller's.
     # shellcheck disable=SC2029
     ssh "${options[@]}" -T root@127.0.0.1 \
-        "$(printf '%q ' "$repo/vm/machine-session.sh" --token "$token" "$cwd" "${env_args[@]}" -- "$@")" || status=$?
+        "$(printf '%q ' "$repo/vm/machine-session.sh" --token "$token" "$cwd" "${env_args[@]}" -- "$@")" <&0 &
+    wait $! || status=$?
     trap - INT TERM HUP
     return "$status"
 }

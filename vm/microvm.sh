@@ -13,6 +13,11 @@
 # kernel (DIR/linux-image.deb, unpacked once) with DIR/root as the guest's root.
 # Without wire options the VM has no network card: nothing leaves it.
 # Exit status: the command's. RDMA_LAB_VM_APPEND adds kernel parameters.
+# Nothing waits silently: a VM whose guest has not started within
+# RDMA_LAB_VM_BOOT seconds (default 120) is stopped and booted once more, and
+# one that has not powered off 15 s after its command ended is stopped; each
+# says so in one line. (RDMA_LAB_VM_FAULT=hang-boot|hang-poweroff makes the
+# guest hang there on purpose: the tests use it.)
 #
 # Wire options (vm/two-hosts.sh uses them to join two VMs): the VM gets a
 # virtio network card whose frames travel as UDP datagrams over the host's
@@ -83,7 +88,7 @@ while [ $# -gt 0 ]; do
         ;;
     --) shift; break ;;
     -h | --help)
-        sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) break ;;
@@ -103,6 +108,13 @@ if [ -n "$machine" ]; then
     [[ $ssh_port =~ ^[0-9]+$ ]] || die "--machine needs --ssh-port PORT"
     if [ -n "$wire" ] || [ $# -gt 0 ]; then die "--machine takes no command and no wire"; fi
 fi
+
+case "${RDMA_LAB_VM_FAULT:-}" in
+"" | hang-boot | hang-poweroff) ;;
+*) die "RDMA_LAB_VM_FAULT must be hang-boot or hang-poweroff, not '$RDMA_LAB_VM_FAULT'" ;;
+esac
+boot_seconds=${RDMA_LAB_VM_BOOT:-120}
+[[ $boot_seconds =~ ^[0-9]+$ ]] || die "RDMA_LAB_VM_BOOT must be a whole number of seconds, not '$boot_seconds'"
 
 command -v qemu-system-x86_64 >/dev/null ||
     die "qemu-system-x86_64 is missing: install qemu-system-x86 (./lab setup does it)"
@@ -286,6 +298,7 @@ else
     printf '%q ' "$@" >"$run_dir/command"
 fi
 [ -z "$wire" ] || echo "$wire_address ${wire_peer:--} $netem" >"$run_dir/wire"
+[ -z "${RDMA_LAB_VM_FAULT:-}" ] || echo "$RDMA_LAB_VM_FAULT" >"$run_dir/fault"
 # Carry the variables a run depends on into the guest (BENCH_*: ./lab bench's
 # settings, such as BENCH_REPS).
 env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|BENCH_[A-Z0-9_]*|TERM)=' | sed 's/^/export /; s/=\(.*\)$/=\x27\1\x27/' >"$run_dir/env" || true
@@ -392,7 +405,7 @@ if [ -n "$machine" ]; then
     exit 0
 fi
 
-boot() { # ACCEL; returns 99 when KVM showed no sign of life
+boot() { # ACCEL; returns 99 when KVM showed no sign of life, 98 when the guest did not start in time
     local -a qemu_command
     mapfile -d '' qemu_command < <(qemu_args "$1")
     # Under TCG the boot takes 5-10 s before the guest's first line: say so.
@@ -403,13 +416,24 @@ boot() { # ACCEL; returns 99 when KVM showed no sign of life
     fi
     "${qemu_command[@]}" </dev/null 2> >(grep -v 'warning: host doesn' >&2) &
     qemu_pid=$!
-    local deadline=$((SECONDS + timeout_seconds))
+    local deadline=$((SECONDS + timeout_seconds)) boot_deadline=$((SECONDS + boot_seconds)) poweroff_deadline=''
     # (kill -0 succeeds on a child that has exited but is not yet reaped: look at its state)
     while [ -d "/proc/$qemu_pid" ] && [ "$(awk '{print $3}' "/proc/$qemu_pid/stat" 2>/dev/null)" != Z ]; do
+        if [ ! -f "$run_dir/booted" ] && [ $SECONDS -ge $boot_deadline ]; then
+            stop_qemu
+            return 98
+        fi
+        if [ -f "$run_dir/status" ]; then
+            [ -n "$poweroff_deadline" ] || poweroff_deadline=$((SECONDS + 15))
+            if [ $SECONDS -ge "$poweroff_deadline" ]; then
+                echo "microvm: the VM did not power off within 15s after its command ended; stopped it" >&2
+                stop_qemu
+                return 0
+            fi
+        fi
         if [ $SECONDS -ge $deadline ]; then
             echo "microvm: the command did not finish within ${timeout_seconds}s; stopping the VM" >&2
-            kill "$qemu_pid" 2>/dev/null
-            wait "$qemu_pid" 2>/dev/null
+            stop_qemu
             exit 124
         fi
         sleep 0.1
@@ -422,8 +446,29 @@ boot() { # ACCEL; returns 99 when KVM showed no sign of life
     return 0
 }
 
+stop_qemu() {
+    kill "$qemu_pid" 2>/dev/null
+    wait "$qemu_pid" 2>/dev/null
+    qemu_pid=
+}
+
+boot_with_retry() { # ACCEL: a guest that does not start in time gets one more boot
+    local status=0
+    boot "$1" || status=$?
+    [ "$status" = 98 ] || return "$status"
+    echo "microvm: the VM did not start within ${boot_seconds}s; stopping it and booting once more" >&2
+    rm -f "$run_dir/booted" "$run_dir/status"
+    status=0
+    boot "$1" || status=$?
+    if [ "$status" = 98 ]; then
+        echo "microvm: the VM did not start within ${boot_seconds}s twice; giving up" >&2
+        exit 125
+    fi
+    return "$status"
+}
+
 if [ "$accel" = kvm ]; then
-    if ! boot kvm; then
+    if ! boot_with_retry kvm; then
         # The probe passed, yet this boot did not reach the guest: remember it and use TCG.
         echo "microvm: KVM did not start the guest; using TCG from now on" >&2
         echo broken >"$kvm_verdict"
@@ -431,7 +476,7 @@ if [ "$accel" = kvm ]; then
         rm -f "$run_dir/booted" "$run_dir/status"
     fi
 fi
-[ "$accel" = tcg ] && boot tcg
+[ "$accel" = tcg ] && boot_with_retry tcg
 
 if [ ! -f "$run_dir/status" ]; then
     echo "microvm: the VM stopped before the command finished (see the console output above)" >&2

@@ -168,15 +168,20 @@ TEST_CASE("./lab up, status, shell and down: one machine serves every terminal")
     if (skipped_inside_vm()) {
         return;
     }
-    const std::string name = "test-shell-" + std::to_string(::getpid());
-    MachineGuard guard{name, {}};
-
-    const auto up = run(lab_command(name, {"up"}), 400s);
+    // Catch2 runs this body once per section; the machine boots on the first
+    // pass only, and stops when the test program ends.
+    static const std::string name = "test-shell-" + std::to_string(::getpid());
+    static const MachineGuard guard{name, {}};
+    static const Result up = run(lab_command(name, {"up"}), 400s);
     INFO(up.out << up.err);
     REQUIRE(up.exit_code == 0);
     CHECK(up.err.find("starting the lab machine") != std::string::npos);
     CHECK(std::regex_search(up.err,
                             std::regex(R"(is up: Linux \S+, rxe0 on lab0 \(10\.77\.0\.1\))")));
+    if (run(lab_command(name, {"status"}), 30s).exit_code != 0) {
+        // (after the section that stops it)
+        REQUIRE(run(lab_command(name, {"up"}), 400s).exit_code == 0);
+    }
 
     const auto status = run(lab_command(name, {"status"}), 30s);
     REQUIRE(status.exit_code == 0);
@@ -235,22 +240,25 @@ TEST_CASE("./lab up, status, shell and down: one machine serves every terminal")
         terminal.type("exit 5\n");
         CHECK(terminal.wait_exit(30s) == 5);
 
-        Terminal command(lab_command(name, {"shell", "sleep", "300"}), 24, 80);
-        std::this_thread::sleep_for(3s);
+        // A command on a terminal: Ctrl-C once it runs ends it as a shell would, 130.
+        Terminal command(lab_command(name, {"shell", "sh", "-c", "echo started; sleep 300"}), 24,
+                         80);
+        REQUIRE(command.wait_for(std::regex("started"), 120s));
         command.type("\x03");
         CHECK(command.wait_exit(30s) == 130);
     }
     SECTION("without a terminal, a Ctrl-C of ./lab shell stops the command in the machine") {
-        Process sleeper(lab_command(name, {"shell", "sh", "-c", "sleep 271; echo finished"}));
-        std::this_thread::sleep_for(4s);
+        Process sleeper(
+            lab_command(name, {"shell", "sh", "-c", "echo started; sleep 271; echo finished"}));
+        REQUIRE(sleeper.wait_for_output("started", 120s));
         sleeper.kill(SIGINT);
         const auto stopped = sleeper.wait(30s);
         CHECK_FALSE(stopped.timed_out);
         CHECK(stopped.out.find("finished") == std::string::npos);
         const auto left = run(
-            lab_command(name,
-                        {"shell", "sh", "-c",
-                         "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'sleep 271' || true"}),
+            lab_command(
+                name, {"shell", "sh", "-c",
+                       "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'sleep 27[1]' || true"}),
             60s);
         CHECK(left.out == "0\n");
     }
@@ -379,8 +387,9 @@ TEST_CASE("every two-process lesson's by-hand recipe works as its README writes 
     if (skipped_inside_vm()) {
         return;
     }
-    const std::string name = "test-by-hand-" + std::to_string(::getpid());
-    MachineGuard guard{name, {}};
+    // One machine for every lesson's section (Catch2 runs the body once per section).
+    static const std::string name = "test-by-hand-" + std::to_string(::getpid());
+    static const MachineGuard guard{name, {}};
     REQUIRE(run(lab_command(name, {"up"}), 400s).exit_code == 0);
 
     const std::vector<ByHand> recipes{
@@ -427,4 +436,97 @@ TEST_CASE("every two-process lesson's by-hand recipe works as its README writes 
             CHECK(served.out.find(recipe.server_done) != std::string::npos);
         }
     }
+}
+
+TEST_CASE("a user without root runs lessons after ./lab setup: first run, lab machine, shell") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    if (::geteuid() != 0) {
+        WARN(
+            "SKIPPED: this test makes an unprivileged student out of root; here it already runs as "
+            "one");
+        return;
+    }
+    // A student's fresh copy of the course in a home of their own, with the
+    // PATH a normal user has (no /usr/sbin), nothing in their cache yet.
+    const std::string home = "/tmp/lab-student-" + std::to_string(::getpid());
+    const std::string copy = home + "/rdma-verbs-lab";
+    const auto made =
+        sh("mkdir -p " + copy +
+           " && tar -C " LAB_SOURCE_DIR " --exclude=./build --exclude=./.git -cf - . | tar -C " +
+           copy + " -xf - && chown -R 65534:65534 " + home);
+    REQUIRE(made.exit_code == 0);
+    struct Cleanup {
+        std::string home;
+        ~Cleanup() { sh("rm -rf " + home, 120s); }
+    } cleanup{home};
+    const auto student = [&](const std::string& command, std::chrono::seconds timeout) {
+        return run(
+            {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env",
+             "-i", "HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "RDMA_LAB_TARGET=vm",
+             "RDMA_LAB_IDLE=5", "/bin/sh", "-c", "cd " + copy + " && " + command},
+            timeout);
+    };
+    const auto first = student("./lab run 01_devices", 900s);
+    INFO(first.out << first.err);
+    REQUIRE(first.exit_code == 0);
+    CHECK(first.out.find("Step 1: 1 RDMA device(s) found") != std::string::npos);
+    CHECK(first.err.find("fetching the Debian kernel") != std::string::npos);
+
+    const auto up =
+        student("./lab up && ./lab shell cat /sys/class/infiniband/rxe0/ports/1/state", 400s);
+    INFO(up.out << up.err);
+    CHECK(up.exit_code == 0);
+    CHECK(up.out == "4: ACTIVE\n");
+    const auto warm = student("./lab run 01_devices", 300s);
+    CHECK(warm.exit_code == 0);
+    CHECK(warm.out.find("Step 1: 1 RDMA device(s) found") != std::string::npos);
+    CHECK(warm.err.find("microvm: booting") == std::string::npos);
+    const auto down = student("./lab down", 60s);
+    CHECK(down.exit_code == 0);
+    CHECK(down.err.find("is down") != std::string::npos);
+}
+
+TEST_CASE("the lab machine boots Debian 13 too: two terminals run ibv_rc_pingpong on its kernel") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    if (sh("test -f \"$(" LAB_SOURCE_DIR "/vm/userland.sh trixie --path)/ready\"", 30s).exit_code !=
+        0) {
+        WARN(
+            "SKIPPED: no Debian 13 userland here (CI makes one; ./lab test --distro trixie makes "
+            "it)");
+        return;
+    }
+    const std::string name = "test-trixie-" + std::to_string(::getpid());
+    const std::vector<std::string> trixie{"--distro", "trixie"};
+    const auto with = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> all{args.front()};
+        all.insert(all.end(), trixie.begin(), trixie.end());
+        all.insert(all.end(), args.begin() + 1, args.end());
+        return lab_command(name, all);
+    };
+    struct Down {
+        std::vector<std::string> command;
+        ~Down() { run(command, 60s); }
+    } down{with({"down"})};
+
+    const auto up = run(with({"up"}), 600s);
+    INFO(up.out << up.err);
+    REQUIRE(up.exit_code == 0);
+    CHECK(up.err.find("the lab machine (Debian trixie) is up: Linux 6.12") != std::string::npos);
+    const auto release = run(with({"shell", "cat", "/etc/debian_version"}), 60s);
+    CHECK(release.out.rfind("13.", 0) == 0);
+
+    Process server(with({"shell", "ibv_rc_pingpong", "-d", "rxe0", "-g", "1", "-n", "20"}));
+    std::this_thread::sleep_for(3s);
+    const auto client = run(
+        with({"shell", "ibv_rc_pingpong", "-d", "rxe0", "-g", "1", "-n", "20", "10.77.0.1"}), 120s);
+    INFO(client.out << client.err);
+    CHECK(client.exit_code == 0);
+    CHECK(client.out.find("20 iters in") != std::string::npos);
+    const auto served = server.wait(60s);
+    CHECK(served.exit_code == 0);
+    CHECK(served.out.find("20 iters in") != std::string::npos);
 }
