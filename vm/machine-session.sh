@@ -16,13 +16,13 @@ set -u
 sessions=/run/lab-sessions
 
 session_members() { # SID: the processes of that session
-    local stat rest
+    local sid=$1 stat rest
     for stat in /proc/[0-9]*/stat; do
         read -r rest <"$stat" 2>/dev/null || continue
         rest=${rest##*) }
         # shellcheck disable=SC2086 # state ppid pgrp session ...
         set -- $rest
-        [ "$4" = "$1" ] || continue
+        [ "$4" = "$sid" ] || continue
         stat=${stat#/proc/}
         echo "${stat%/stat}"
     done

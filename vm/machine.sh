@@ -271,15 +271,23 @@ shell_command() {
         ssh "${options[@]}" root@127.0.0.1 "$(printf '%q ' "$repo/vm/machine-session.sh" --signal "$token" "$1")" \
             </dev/null >/dev/null 2>&1 || true
     }
-    trap 'forward INT; exit 130' INT
-    trap 'forward TERM; exit 143' TERM
-    trap 'forward HUP; exit 129' HUP
+    local session=''
+    # shellcheck disable=SC2317 # called by the traps
+    stop() { # SIGNAL STATUS: pass SIGNAL on, end the session's ssh, exit with STATUS
+        forward "$1"
+        [ -z "$session" ] || kill "$session" 2>/dev/null || true
+        exit "$2"
+    }
+    trap 'stop INT 130' INT
+    trap 'stop TERM 143' TERM
+    trap 'stop HUP 129' HUP
     # In the background, so that a signal runs its trap at once (bash runs a
     # trap only after a foreground command ends); stdin stays the caller's.
     # shellcheck disable=SC2029
     ssh "${options[@]}" -T root@127.0.0.1 \
         "$(printf '%q ' "$repo/vm/machine-session.sh" --token "$token" "$cwd" "${env_args[@]}" -- "$@")" <&0 &
-    wait $! || status=$?
+    session=$!
+    wait "$session" || status=$?
     trap - INT TERM HUP
     return "$status"
 }
