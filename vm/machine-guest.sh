@@ -54,15 +54,24 @@ done
 kill -0 "$server" 2>/dev/null || fail "dropbear did not start: $(tail -n 3 /tmp/dropbear.log)"
 echo "kernel=$(uname -r) device=rxe0 netdev=$netdev address=$address" >/run/lab/ready
 
-# Sessions are dropbear's children; the machine is idle while it has none.
+# A session is a command running for a connection: a child of one of
+# dropbear's connection processes, which are the listener's children. (The
+# host keeps one connection open for all its sessions, so a connection alone
+# is not a session.) The machine is idle while it has none.
 sessions() {
-    local stat count=0 rest
+    local stat rest pid count=0
+    local -A parent_of=()
     for stat in /proc/[0-9]*/stat; do
         read -r rest <"$stat" 2>/dev/null || continue
+        pid=${stat#/proc/}
+        pid=${pid%/stat}
         rest=${rest##*) }
         # shellcheck disable=SC2086 # state ppid ...: split on purpose
         set -- $rest
-        [ "$2" = "$server" ] && count=$((count + 1))
+        parent_of[$pid]=$2
+    done
+    for pid in "${!parent_of[@]}"; do
+        [ "${parent_of[${parent_of[$pid]}]:-}" = "$server" ] && count=$((count + 1))
     done
     echo "$count"
 }
