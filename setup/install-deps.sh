@@ -28,6 +28,8 @@ packages=(
     # the micro-VM (xz and zstd unpack compressed kernel modules), and debootstrap
     # for the Debian userlands of ./lab test --distro
     qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils zstd debootstrap
+    # the lab machine (./lab up, ./lab shell): an SSH server in the VM, a client here (no service is started)
+    dropbear-bin openssh-client
     # checks of the course itself: fuzzing (clang + libFuzzer), C++ format, shell scripts, docs
     clang clang-format shellcheck doxygen graphviz
     # exercise 01's plot
@@ -60,9 +62,12 @@ fuzz_runtime() {
     echo "$package"
 }
 
+# One dpkg-query for the whole list (./lab runs this check before every command).
 missing=()
+mapfile -t present < <(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null |
+    awk '/ install ok installed$/ {print $1}')
 for package in "${packages[@]}"; do
-    installed "$package" || missing+=("$package")
+    [[ " ${present[*]} " == *" $package "* ]] || missing+=("$package")
 done
 if [ "$check" = 1 ]; then
     runtime=$(fuzz_runtime --check)

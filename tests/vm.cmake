@@ -44,3 +44,11 @@ foreach(folder IN LISTS lesson_folders)
 endforeach()
 lab_add_test(test_program_roles vm/test_program_roles.cpp
   LABELS unit TIMEOUT 60 DEPENDS ${lesson_targets})
+
+# The lab machine (./lab up, shell, status, down; ./lab run through it). The
+# tests boot it themselves, so they run on the build host (label lab-machine):
+# ./lab test keeps them outside the micro-VM, like the two-host tests.
+lab_add_test(test_lab_machine vm/test_lab_machine.cpp
+  LABELS lab-machine TIMEOUT 900 DEPENDS 01_devices 07_rdma_write)
+# The throwaway micro-VM's deadlines: boot, power-off (label lab-machine: it boots VMs itself).
+lab_add_test(test_microvm vm/test_microvm.cpp LABELS lab-machine TIMEOUT 600)

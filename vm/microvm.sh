@@ -13,6 +13,11 @@
 # kernel (DIR/linux-image.deb, unpacked once) with DIR/root as the guest's root.
 # Without wire options the VM has no network card: nothing leaves it.
 # Exit status: the command's. RDMA_LAB_VM_APPEND adds kernel parameters.
+# Nothing waits silently: a VM whose guest has not started within
+# RDMA_LAB_VM_BOOT seconds (default 120) is stopped and booted once more, and
+# one that has not powered off 15 s after its command ended is stopped; each
+# says so in one line. (RDMA_LAB_VM_FAULT=hang-boot|hang-poweroff makes the
+# guest hang there on purpose: the tests use it.)
 #
 # Wire options (vm/two-hosts.sh uses them to join two VMs): the VM gets a
 # virtio network card whose frames travel as UDP datagrams over the host's
@@ -23,7 +28,15 @@
 #   --capture FILE                record every frame on the wire to FILE (pcap)
 #   --netem SPEC                  this VM's card loses, delays or reorders what it sends,
 #                                 as tc-netem(8) SPEC says (e.g. "loss 2%"), once both VMs are up
+#
+# Lab machine mode (vm/machine.sh uses it; students use ./lab up):
+#   --machine DIR --ssh-port PORT  boot in the background and return once qemu runs; DIR/run is the
+#                                 guest's /run/lab, DIR/qemu.pid names qemu, DIR/console.log gets the
+#                                 console. The guest's SSH server is reached only through 127.0.0.1:PORT
+#                                 (qemu user-mode networking with restrict=on: the guest has no route out)
 set -euo pipefail
+# depmod and modprobe live in /usr/sbin, which a normal user's PATH often lacks.
+export PATH=$PATH:/usr/sbin:/sbin
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -31,7 +44,7 @@ cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 timeout_seconds=${RDMA_LAB_VM_TIMEOUT:-1800}
 memory=${RDMA_LAB_VM_MEMORY:-2048}
 cpus=${RDMA_LAB_VM_CPUS:-2}
-wire='' wire_address='' wire_peer='' capture_file='' netem='' prepare=0 userland=''
+wire='' wire_address='' wire_peer='' capture_file='' netem='' prepare=0 userland='' machine='' ssh_port=''
 
 die() {
     echo "microvm: $*" >&2
@@ -54,6 +67,11 @@ while [ $# -gt 0 ]; do
         --capture) capture_file=$2 ;;
         --netem) netem=$2 ;;
         esac
+        shift 2
+        ;;
+    --machine | --ssh-port)
+        [ $# -ge 2 ] || die "$1 needs a value"
+        if [ "$1" = --machine ]; then machine=$2; else ssh_port=$2; fi
         shift 2
         ;;
     --userland)
@@ -85,6 +103,18 @@ if [ -n "$wire" ]; then
 elif [ -n "$wire_address$wire_peer$capture_file$netem" ]; then
     die "--address, --peer, --capture and --netem only make sense with --wire"
 fi
+if [ -n "$machine" ]; then
+    [ -d "$machine" ] || die "--machine needs an existing folder, not '$machine'"
+    [[ $ssh_port =~ ^[0-9]+$ ]] || die "--machine needs --ssh-port PORT"
+    if [ -n "$wire" ] || [ $# -gt 0 ]; then die "--machine takes no command and no wire"; fi
+fi
+
+case "${RDMA_LAB_VM_FAULT:-}" in
+"" | hang-boot | hang-poweroff) ;;
+*) die "RDMA_LAB_VM_FAULT must be hang-boot or hang-poweroff, not '$RDMA_LAB_VM_FAULT'" ;;
+esac
+boot_seconds=${RDMA_LAB_VM_BOOT:-120}
+[[ $boot_seconds =~ ^[0-9]+$ ]] || die "RDMA_LAB_VM_BOOT must be a whole number of seconds, not '$boot_seconds'"
 
 command -v qemu-system-x86_64 >/dev/null ||
     die "qemu-system-x86_64 is missing: install qemu-system-x86 (./lab setup does it)"
@@ -98,8 +128,10 @@ fi
 # --- the kernel -------------------------------------------------------------
 
 modules_needed=(virtio_pci 9pnet_virtio 9p dummy crc32_generic rdma_rxe rdma_ucm)
-# Only a VM on a wire has a network card (and its own initramfs).
+# Only a VM on a wire has a network card (and its own initramfs); a lab machine
+# has one for its SSH server.
 [ -z "$wire" ] || modules_needed+=(virtio_net sch_netem)
+[ -z "$machine" ] || modules_needed+=(virtio_net)
 
 # Debian 12's kernel package keeps its modules in lib/modules, Debian 13's in
 # usr/lib/modules; either is found.
@@ -230,7 +262,6 @@ fi
 
 # --- one run ----------------------------------------------------------------
 
-run_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-vm.XXXXXX")
 guest_root=/
 if [ -n "$userland" ]; then
     guest_root=$userland/root
@@ -239,40 +270,83 @@ if [ -n "$userland" ]; then
         die "cannot make the mount point $guest_root$repo"
 fi
 qemu_pid=
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-    if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null; fi
-    rm -rf "$run_dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+if [ -n "$machine" ]; then
+    # A lab machine keeps its run folder in its state folder (vm/machine.sh
+    # fills it with the keys first): it outlives this script.
+    run_dir=$machine/run
+    mkdir -p "$run_dir"
+else
+    run_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-vm.XXXXXX")
+    # shellcheck disable=SC2317 # called by the trap
+    cleanup() {
+        if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null; fi
+        rm -rf "$run_dir"
+    }
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+fi
 
 echo "$repo" >"$run_dir/repo"
 pwd >"$run_dir/cwd"
 interactive=0
-if [ $# -eq 0 ]; then
+if [ -n "$machine" ]; then
+    : >"$run_dir/machine" # vm-guest.sh serves SSH sessions instead of running one command
+elif [ $# -eq 0 ]; then
     interactive=1
     echo 'exec bash -i' >"$run_dir/command"
 else
     printf '%q ' "$@" >"$run_dir/command"
 fi
 [ -z "$wire" ] || echo "$wire_address ${wire_peer:--} $netem" >"$run_dir/wire"
+[ -z "${RDMA_LAB_VM_FAULT:-}" ] || echo "$RDMA_LAB_VM_FAULT" >"$run_dir/fault"
 # Carry the variables a run depends on into the guest (BENCH_*: ./lab bench's
 # settings, such as BENCH_REPS).
 env | grep -E '^(CI|RDMA_LAB_[A-Z_]*|CTEST_[A-Z_]*|BENCH_[A-Z0-9_]*|TERM)=' | sed 's/^/export /; s/=\(.*\)$/=\x27\1\x27/' >"$run_dir/env" || true
 
-# KVM when it works. Some hosts (nested virtualisation) open /dev/kvm but
-# never run the guest, so a KVM boot that shows no sign of life within
-# kvm_grace seconds is abandoned for TCG, and the verdict is cached.
+# KVM when it works. Some hosts (nested virtualisation, some clouds) have a
+# /dev/kvm that cannot run a guest: qemu aborts, or the guest never starts.
+# A first boot with KVM is preceded by a probe that waits at most kvm_grace
+# seconds for the kernel's first console line (under KVM it comes within a
+# fraction of a second); the verdict is cached per host kernel.
 kvm_verdict=$cache/kvm-$(uname -r)
-kvm_grace=${RDMA_LAB_KVM_GRACE:-20}
+kvm_grace=${RDMA_LAB_KVM_GRACE:-3}
+
+probe_kvm() { # prints ok or broken
+    local out pid deadline=$((SECONDS + kvm_grace)) verdict=broken
+    out=$(mktemp)
+    qemu-system-x86_64 -machine q35,accel=kvm -cpu host -m 256 -bios qboot.rom -display none -no-reboot \
+        -nic none -monitor none -serial "file:$out" -kernel "$kernel_image" \
+        -append "console=ttyS0 earlyprintk=ttyS0 loglevel=8 panic=-1" >/dev/null 2>&1 &
+    pid=$!
+    while [ $SECONDS -le "$deadline" ]; do
+        if [ -s "$out" ]; then
+            verdict=ok
+            break
+        fi
+        if [ ! -d "/proc/$pid" ] || [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ]; then break; fi
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rm -f "$out"
+    echo "$verdict"
+}
+
 accel=tcg
-if [ -w /dev/kvm ] && [ "${RDMA_LAB_VM_ACCEL:-}" != tcg ] && [ "$(cat "$kvm_verdict" 2>/dev/null)" != broken ]; then
-    accel=kvm
+if [ -w /dev/kvm ] && [ "${RDMA_LAB_VM_ACCEL:-}" != tcg ]; then
+    verdict=$(cat "$kvm_verdict" 2>/dev/null || true)
+    if [ -z "$verdict" ]; then
+        verdict=$(probe_kvm)
+        mkdir -p "$cache"
+        echo "$verdict" >"$kvm_verdict"
+        [ "$verdict" = ok ] || echo "microvm: /dev/kvm cannot start a guest on this host; using TCG (checked in ${kvm_grace}s, remembered)" >&2
+    fi
+    [ "$verdict" != ok ] || accel=kvm
 fi
 
 console_args=(-serial stdio)
 [ "$interactive" = 1 ] || console_args=(-chardev "stdio,id=console,signal=off" -serial chardev:console)
+[ -z "$machine" ] || console_args=(-display none -serial "file:$machine/console.log")
 
 network_args=(-nic none)
 if [ -n "$wire" ]; then
@@ -284,6 +358,12 @@ if [ -n "$wire" ]; then
         : >"$capture_file" || die "cannot write the capture file $capture_file"
         network_args+=(-object "filter-dump,id=dump,netdev=wire,file=$capture_file")
     fi
+elif [ -n "$machine" ]; then
+    # The control card: user-mode networking with restrict=on (the guest
+    # reaches nothing, not even the host) and one forward, from 127.0.0.1:PORT
+    # on the host to the guest's SSH server.
+    network_args=(-netdev "user,id=control,restrict=on,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$ssh_port-10.0.2.15:22"
+        -device "virtio-net-pci,netdev=control,mac=52:54:00:4c:00:01")
 fi
 
 qemu_args() { # ACCEL
@@ -307,7 +387,25 @@ qemu_args() { # ACCEL
         -device virtio-9p-pci,fsdev=labrun,mount_tag=labrun
 }
 
-boot() { # ACCEL; returns 99 when KVM showed no sign of life
+if [ -n "$machine" ]; then
+    # qemu daemonizes once its devices are set up (a port already taken fails
+    # here, before it detaches) and leaves its pid in DIR/qemu.pid.
+    mapfile -d '' qemu_command < <(qemu_args "$accel")
+    # -nographic would claim stdio, which a daemon has not: drop it.
+    for i in "${!qemu_command[@]}"; do [ "${qemu_command[$i]}" != -nographic ] || unset 'qemu_command[i]'; done
+    : >"$machine/console.log"
+    echo "microvm: booting Linux $kernel_version ($accel) as the lab machine${userland:+, root ${userland#"$cache"/}}" >&2
+    rm -f "$machine/qemu.pid"
+    # Nothing of this script's stdio may stay open in qemu: whoever reads our
+    # output (a pipe, a test) would wait for qemu to end.
+    if ! "${qemu_command[@]}" -daemonize -pidfile "$machine/qemu.pid" </dev/null >/dev/null 2>"$machine/qemu.log"; then
+        grep -v 'warning: host doesn' "$machine/qemu.log" >&2
+        die "qemu did not start (see above)"
+    fi
+    exit 0
+fi
+
+boot() { # ACCEL; returns 99 when KVM showed no sign of life, 98 when the guest did not start in time
     local -a qemu_command
     mapfile -d '' qemu_command < <(qemu_args "$1")
     # Under TCG the boot takes 5-10 s before the guest's first line: say so.
@@ -318,43 +416,67 @@ boot() { # ACCEL; returns 99 when KVM showed no sign of life
     fi
     "${qemu_command[@]}" </dev/null 2> >(grep -v 'warning: host doesn' >&2) &
     qemu_pid=$!
-    local deadline=$((SECONDS + timeout_seconds)) grace=$((SECONDS + kvm_grace))
-    while kill -0 "$qemu_pid" 2>/dev/null; do
-        if [ "$1" = kvm ] && [ ! -f "$run_dir/booted" ] && [ $SECONDS -ge $grace ]; then
-            kill "$qemu_pid" 2>/dev/null
-            wait "$qemu_pid" 2>/dev/null
-            qemu_pid=
-            return 99
+    local deadline=$((SECONDS + timeout_seconds)) boot_deadline=$((SECONDS + boot_seconds)) poweroff_deadline=''
+    # (kill -0 succeeds on a child that has exited but is not yet reaped: look at its state)
+    while [ -d "/proc/$qemu_pid" ] && [ "$(awk '{print $3}' "/proc/$qemu_pid/stat" 2>/dev/null)" != Z ]; do
+        if [ ! -f "$run_dir/booted" ] && [ $SECONDS -ge $boot_deadline ]; then
+            stop_qemu
+            return 98
+        fi
+        if [ -f "$run_dir/status" ]; then
+            [ -n "$poweroff_deadline" ] || poweroff_deadline=$((SECONDS + 15))
+            if [ $SECONDS -ge "$poweroff_deadline" ]; then
+                echo "microvm: the VM did not power off within 15s after its command ended; stopped it" >&2
+                stop_qemu
+                return 0
+            fi
         fi
         if [ $SECONDS -ge $deadline ]; then
             echo "microvm: the command did not finish within ${timeout_seconds}s; stopping the VM" >&2
-            kill "$qemu_pid" 2>/dev/null
-            wait "$qemu_pid" 2>/dev/null
+            stop_qemu
             exit 124
         fi
-        sleep 0.2
+        sleep 0.1
     done
     wait "$qemu_pid" || true
     qemu_pid=
     if [ "$1" = kvm ] && [ ! -f "$run_dir/booted" ]; then
         return 99
     fi
-    [ "$1" = kvm ] && echo ok >"$kvm_verdict"
     return 0
 }
 
-if [ "$accel" = kvm ] && [ "$interactive" = 1 ] && [ "$(cat "$kvm_verdict" 2>/dev/null)" != ok ]; then
-    accel=tcg # an interactive shell cannot be retried, so only a KVM known to work is used
-fi
+stop_qemu() {
+    kill "$qemu_pid" 2>/dev/null
+    wait "$qemu_pid" 2>/dev/null
+    qemu_pid=
+}
+
+boot_with_retry() { # ACCEL: a guest that does not start in time gets one more boot
+    local status=0
+    boot "$1" || status=$?
+    [ "$status" = 98 ] || return "$status"
+    echo "microvm: the VM did not start within ${boot_seconds}s; stopping it and booting once more" >&2
+    rm -f "$run_dir/booted" "$run_dir/status"
+    status=0
+    boot "$1" || status=$?
+    if [ "$status" = 98 ]; then
+        echo "microvm: the VM did not start within ${boot_seconds}s twice; giving up" >&2
+        exit 125
+    fi
+    return "$status"
+}
+
 if [ "$accel" = kvm ]; then
-    if ! boot kvm; then
-        echo "microvm: KVM did not start the guest within ${kvm_grace}s; using TCG from now on" >&2
+    if ! boot_with_retry kvm; then
+        # The probe passed, yet this boot did not reach the guest: remember it and use TCG.
+        echo "microvm: KVM did not start the guest; using TCG from now on" >&2
         echo broken >"$kvm_verdict"
         accel=tcg
         rm -f "$run_dir/booted" "$run_dir/status"
     fi
 fi
-[ "$accel" = tcg ] && boot tcg
+[ "$accel" = tcg ] && boot_with_retry tcg
 
 if [ ! -f "$run_dir/status" ]; then
     echo "microvm: the VM stopped before the command finished (see the console output above)" >&2

@@ -74,6 +74,11 @@ ulimit -l unlimited
 # shellcheck disable=SC1091
 . /run/lab/env
 cd "$(cat /run/lab/cwd)" || exit 3
+if [ -f /run/lab/machine ]; then
+    # A lab machine (./lab up): serve SSH sessions until told to stop or idle.
+    export RDMA_LAB_SERVER_ADDR=$address
+    exec "$(cat /run/lab/repo)/vm/machine-guest.sh" "$netdev" "$address"
+fi
 if [ -n "$peer" ]; then
     export RDMA_LAB_VM_ADDRESS=$address RDMA_LAB_VM_PEER=$peer
     echo "micro-VM: kernel $(uname -r), device rxe0 on $netdev ($address), wire to $peer" >&2

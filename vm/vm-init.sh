@@ -43,6 +43,8 @@ mount -t tmpfs -o mode=755 tmpfs /newroot/run
 mkdir -p /newroot/run/lab
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 labrun /newroot/run/lab ||
     fail "cannot mount the run folder over 9p"
+# RDMA_LAB_VM_FAULT=hang-boot (a test of the host's boot deadline): never say so.
+[ "$(cat /newroot/run/lab/fault 2>/dev/null)" != hang-boot ] || while :; do sleep 60; done
 : >/newroot/run/lab/booted # tells the host the guest is alive
 repo=$(cat /newroot/run/lab/repo)
 mkdir -p "/newroot$repo" 2>/dev/null
@@ -51,6 +53,8 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none labrepo "/n
 
 chroot /newroot /bin/bash "$repo/vm/vm-guest.sh"
 echo "$?" >/newroot/run/lab/status
+# RDMA_LAB_VM_FAULT=hang-poweroff (a test of the host's power-off deadline): stay up.
+[ "$(cat /newroot/run/lab/fault 2>/dev/null)" != hang-poweroff ] || while :; do sleep 60; done
 sync
 umount /newroot/run/lab 2>/dev/null
 echo 0 >/proc/sys/kernel/printk # keep the "Restarting system" line off the console

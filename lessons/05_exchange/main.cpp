@@ -8,8 +8,8 @@
 // With the peer's address in hand each side walks its QP INIT → RTR → RTS,
 // and a last one-byte barrier tells both that the other one got there too.
 //
-// Run:   ./lab run 05_exchange                 (server: waits for a client)
-//        ./lab run 05_exchange 127.0.0.1       (client, in a second shell)
+// Run:   ./lab run 05_exchange                 (server and client in one command)
+//        by hand, in two terminals: ./lab shell PROGRAM (server), ./lab shell PROGRAM 10.77.0.1
 //        options: -d DEV -i PORT -g GID_INDEX -p TCP_PORT -s SIZE --timeout SECONDS
 //                 --no-grh: address the peer by LID alone, and see RoCE refuse it
 //

@@ -10,8 +10,8 @@
 // sides) the client sends before the server posts one, with rnr_retry 0, and gets
 // IBV_WC_RNR_RETRY_EXC_ERR (status 13).
 //
-// Run:   ./lab run 06_send_recv                (server)
-//        ./lab run 06_send_recv 127.0.0.1      (client, in a second shell; --help lists options)
+// Run:   ./lab run 06_send_recv                (server and client; --help lists options)
+//        by hand, in two terminals: ./lab shell PROGRAM (server), ./lab shell PROGRAM 10.77.0.1
 //
 // The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up. This lesson teaches 9 and 10.

@@ -16,8 +16,8 @@
 // Run:   ./lab run 07_rdma_write                      (server and client)
 //        ./lab run 07_rdma_write --wrong-rkey         (the client uses a wrong rkey)
 //        ./lab run 07_rdma_write --wrong-address      (the client writes past the end)
-// By hand: 07_rdma_write [flags]             (server)
-//          07_rdma_write [flags] SERVER      (client, the same flags)
+// By hand, in two terminals: ./lab shell PROGRAM [flags]             (server)
+//                            ./lab shell PROGRAM [flags] 10.77.0.1   (client)
 //
 // The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up.

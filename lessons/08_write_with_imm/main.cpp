@@ -14,8 +14,8 @@
 //
 // Run:   ./lab run 08_write_with_imm              (three messages, then a send)
 //        ./lab run 08_write_with_imm -n 10 -s 128
-// By hand: 08_write_with_imm [flags]             (server)
-//          08_write_with_imm [flags] SERVER      (client, the same flags)
+// By hand, in two terminals: ./lab shell PROGRAM [flags]             (server)
+//                            ./lab shell PROGRAM [flags] 10.77.0.1   (client, the same -n, -s)
 //
 // The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up.

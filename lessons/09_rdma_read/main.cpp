@@ -15,8 +15,8 @@
 //
 // Run:   ./lab run 09_rdma_read                  (read, then a fenced echo)
 //        ./lab run 09_rdma_read --wrong-rkey     (or --wrong-address, --no-fence)
-// By hand: 09_rdma_read [flags]             (server)
-//          09_rdma_read [flags] SERVER      (client, the same flags)
+// By hand, in two terminals: ./lab shell PROGRAM [flags]             (server)
+//                            ./lab shell PROGRAM [flags] 10.77.0.1   (client)
 //
 // The ten steps: 1 device list, 2 open, 3 query, 4 PD, 5 MR, 6 CQ, 7 QP,
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up.

@@ -10,8 +10,8 @@
 // The client sends messages at a fixed rate in three rounds; the server receives them by busy
 // polling, by events and by solicited events, and prints its CPU time per message in each.
 //
-// Run: ./lab run 10_events    By hand: 10_events [-n N] [--rate PER_SECOND]
-//      [--solicit-every K] (server), the same flags and SERVER (client)
+// Run: ./lab run 10_events    By hand, in two terminals: ./lab shell PROGRAM [-n N] (server),
+//      ./lab shell PROGRAM [-n N] [--rate PER_SECOND] [--solicit-every K] 10.77.0.1 (client)
 
 #include <infiniband/verbs.h>
 #include <poll.h>

@@ -13,9 +13,9 @@
 // client writes a line into before it sends its hello and disconnects.
 //
 // Run:   ./lab run 11_rdma_cm                 (server and client in one go)
-//        11_rdma_cm [-b ADDRESS] [-p PORT]    server
-//        11_rdma_cm [-p PORT] SERVER          client; SERVER is an IP address of the server's
-//                                             RDMA netdev (10.77.0.1 in the micro-VM)
+//        ./lab shell PROGRAM [-b ADDRESS] [-p PORT]   server, in one terminal
+//        ./lab shell PROGRAM [-p PORT] SERVER         client, in another; SERVER is an IP address
+//                                      of the server's RDMA netdev (10.77.0.1 in the lab machine)
 // Owners, bounded event waits and hints live in cm_plumbing.hpp.
 
 #include <infiniband/verbs.h>

@@ -11,9 +11,9 @@
 // program arms a watchdog (alarm) for --timeout; and one SGE per work request.
 //
 // Run:   ./lab run 11_rdma_cm/rdma_verbs        (server and client in one go)
-//        11_rdma_verbs [-p PORT]                server: answers one client
-//        11_rdma_verbs [-p PORT] SERVER         client; SERVER is an IP address of the
-//                                               server's RDMA netdev (10.77.0.1 in the micro-VM)
+//        ./lab shell PROGRAM [-p PORT]          server: answers one client
+//        ./lab shell PROGRAM [-p PORT] SERVER   client, in a second terminal; SERVER is an IP
+//                                address of the server's RDMA netdev (10.77.0.1 in the lab machine)
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>

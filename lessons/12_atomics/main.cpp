@@ -9,9 +9,9 @@
 // 1 → 0 frees it), and a word each lock holder increments by RDMA read, +1,
 // RDMA write, which ends right only if the lock excludes the others (measuring: bench/).
 //
-// Run: ./lab run 12_atomics [flags]; by hand 12_atomics --clients N [flags] (server),
-// then N times 12_atomics [flags] SERVER. Flags: -n ITERS, and one of --wrong-alignment,
-// --wrong-rkey, --wrong-address (one atomic the device must refuse).
+// Run: ./lab run 12_atomics [flags]; by hand ./lab shell PROGRAM --clients N [flags] (server),
+// then in N more terminals ./lab shell PROGRAM [flags] 10.77.0.1. Flags: -n ITERS, one of
+// --wrong-alignment, --wrong-rkey, --wrong-address (one atomic the device must refuse).
 
 #include <infiniband/verbs.h>
 

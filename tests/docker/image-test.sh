@@ -90,6 +90,18 @@ else
     fail "./lab run $lesson_with_traffic exited with $status"
 fi
 
+step "the lab machine in a container: the student user, no /dev/kvm, no vhost device"
+docker run --rm --init -e RDMA_LAB_VM_ACCEL=tcg "$image" sh -c \
+    './lab up && ./lab shell cat /sys/class/infiniband/rxe0/ports/1/state && ./lab run 01_devices && ./lab down' \
+    >"$out" 2>&1 && status=0 || status=$?
+if [ "$status" = 0 ]; then
+    expect "./lab up, shell, run, down" "$out" 'the lab machine is up: Linux .*, rxe0 on lab0 \(10\.77\.0\.1\)' \
+        '^4: ACTIVE$' 'chosen GID index: [0-9]+ \(RoCE v2, ::ffff:10\.77\.0\.1\)' 'the lab machine is down'
+else
+    tail -n 30 "$out"
+    fail "the lab machine in a container exited with $status"
+fi
+
 step "the lesson tests in a container"
 flags=(--network host --cap-add IPC_LOCK --init -e "RDMA_LAB_VM_ACCEL=${RDMA_LAB_VM_ACCEL:-}")
 [ -e /dev/kvm ] && flags+=(--device /dev/kvm --group-add "$(stat -c %g /dev/kvm)")

@@ -4,12 +4,12 @@
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 failures=0
-for command in setup build test run vm bench doctor; do
+for command in setup build test run vm bench doctor up down status shell; do
     for flag in --help -h; do
         out=$(cd "$repo" && timeout 20 ./lab "$command" "$flag" 2>&1)
         status=$?
         if [ "$status" -ne 0 ] || ! grep -q '^Usage: ./lab COMMAND' <<<"$out" ||
-            grep -q -e 'lab: build' -e 'microvm:' <<<"$out"; then
+            grep -q -e 'lab: build' -e 'microvm:' -e 'starting the lab machine' <<<"$out"; then
             echo "./lab $command $flag: status $status, output:" >&2
             head -n 5 <<<"$out" >&2
             failures=$((failures + 1))

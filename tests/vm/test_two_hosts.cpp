@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -271,11 +273,36 @@ TEST_CASE("two hosts, 2 % loss: UC loses whole messages, and the sender never kn
 #endif
 
 #ifdef LAB_HAVE_07_RDMA_WRITE
-TEST_CASE("two hosts: 07_rdma_write crosses the wire as RDMA WRITE packets",
-          "[two-hosts][capture]") {
+// The top README's recipe for two real machines: the server's command on
+// machine A, the client's on machine B (the same, plus A's address).
+std::pair<std::string, std::string> two_machine_recipe() {
+    std::ifstream readme(LAB_SOURCE_DIR "/README.md");
+    std::string server;
+    std::string client;
+    const std::regex line(R"(^(\S.*?)\s+# machine ([AB]):)");
+    for (std::string text; std::getline(readme, text);) {
+        std::smatch match;
+        if (std::regex_search(text, match, line)) {
+            (match[2] == "A" ? server : client) = match[1];
+        }
+    }
+    return {server, client};
+}
+
+TEST_CASE(
+    "two hosts: 07_rdma_write crosses the wire as RDMA WRITE packets, as the README's two-machine "
+    "recipe runs it",
+    "[two-hosts][capture]") {
     if (skipped_inside_vm()) {
         return;
     }
+    // The recipe names lesson 07 with no flags; the client adds the server's
+    // address, which is what the two VMs run (10.77.1.1 for machine A).
+    const auto [server, client] = two_machine_recipe();
+    CHECK(server == "build/default/lessons/07_rdma_write/07_rdma_write");
+    CHECK(std::regex_match(
+        client,
+        std::regex(R"(build/default/lessons/07_rdma_write/07_rdma_write \d+\.\d+\.\d+\.\d+)")));
     const auto result = capture("07_rdma_write");
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
