@@ -157,12 +157,16 @@ int main(int argc, char** argv) {
         if (is_server) {
             // The server does nothing while the client writes: no receive was
             // posted, and no completion will come. A write is invisible to its
-            // target, so the client says "done" over TCP. Real programs ring a
-            // doorbell on the QP instead: a SEND after the write, or the write
-            // with immediate data of lesson 08. Polling the last byte of the
-            // buffer until it changes, as ib_write_lat does, works on rxe (it
-            // places a message's bytes in order) but is not portable: the
-            // specification promises no order of placement within a message.
+            // target, so the client says "done" over TCP (enough on rxe, which
+            // copies the bytes into this buffer before it acknowledges them).
+            // Real programs ring a doorbell on the QP instead: a SEND after the
+            // write, or the write with immediate data of lesson 08. May the
+            // server poll the buffer's last byte, as ib_write_lat does? The
+            // specification promises no order of placement within a message;
+            // ibv_query_qp_data_in_order(3) says whether this device does (1)
+            // for the writes that arrive on this QP, or does not promise it (0).
+            std::printf("Step 9: ibv_query_qp_data_in_order(IBV_WR_RDMA_WRITE) = %d\n",
+                        ibv_query_qp_data_in_order(qp.get(), IBV_WR_RDMA_WRITE, 0));
             connection.barrier(options.timeout);
             ibv_wc wc{};
             const int found = ibv_poll_cq(cq.get(), 1, &wc);
@@ -204,9 +208,12 @@ int main(int argc, char** argv) {
                     (send_flags & IBV_SEND_INLINE) != 0 ? ", inline" : "");
 
         // The completion on the client's own CQ means the server's device
-        // acknowledged the data: it is in the server's memory. The TCP
-        // connection is watched meanwhile: a server that exits closes it at
-        // once, while its vanished QP may bring no error completion for long.
+        // acknowledged the write: it arrived whole and was accepted, and the
+        // buffer may be reused. It does not promise that the server's CPU sees
+        // the bytes yet (FLUSH exists for that); a completion on the server's
+        // side would (lesson 08). The TCP connection is watched meanwhile: a
+        // server that exits closes it at once, while its vanished QP may bring
+        // no error completion for long.
         const ibv_wc wc =
             lab::wait_for_completion(cq.get(), "RDMA write", options.timeout, connection.watch());
         std::printf("Step 9: write completed: %s, opcode IBV_WC_RDMA_WRITE=%d\n",

@@ -287,12 +287,13 @@ inline const char* qp_state(ibv_qp* qp) {
 inline void print_connection(rdma_cm_id* id) {
     ibv_qp_attr attr{};
     ibv_qp_init_attr init{};
-    lab::check(ibv_query_qp(id->qp, &attr,
-                            IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_ACCESS_FLAGS |
-                                IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY,
-                            &init),
-               "ibv_query_qp");
+    lab::check(
+        ibv_query_qp(id->qp, &attr,
+                     IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_ACCESS_FLAGS |
+                         IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_RETRY_CNT |
+                         IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT | IBV_QP_PATH_MTU,
+                     &init),
+        "ibv_query_qp");
     char peer[INET6_ADDRSTRLEN] = "?";
     const sockaddr* address = rdma_get_peer_addr(id);
     if (address->sa_family == AF_INET) {
@@ -313,6 +314,10 @@ inline void print_connection(rdma_cm_id* id) {
         access & IBV_ACCESS_REMOTE_READ ? " REMOTE_READ" : "",
         access & IBV_ACCESS_REMOTE_ATOMIC ? " REMOTE_ATOMIC" : "", unsigned(attr.max_rd_atomic),
         unsigned(attr.max_dest_rd_atomic), unsigned(attr.retry_cnt), unsigned(attr.rnr_retry));
+    // The kernel's IB CM sets min_rnr_timer 0 at RTR: the longest RNR wait, 655.36 ms.
+    std::printf("  set by the CM: min_rnr_timer %u, timeout %u, path MTU %s\n",
+                unsigned(attr.min_rnr_timer), unsigned(attr.timeout),
+                std::string(lab::mtu_name(attr.path_mtu)).c_str());
 }
 
 /// rdma_cm picks the device from the address; -d only checks that choice.

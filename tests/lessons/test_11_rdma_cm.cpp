@@ -76,4 +76,7 @@ TEST_CASE("11_rdma_cm: the CM events in order, the message and the RDMA write ar
     // rdma_accept / rdma_connect left both QPs in RTS, connected to each other.
     CHECK(client_result.out.find("QP state RTS") != std::string::npos);
     CHECK(server_result.out.find("QP state RTS") != std::string::npos);
+    // The kernel's IB CM sets min_rnr_timer 0 at RTR on both sides: an RNR wait of 655.36 ms.
+    CHECK(client_result.out.find("set by the CM: min_rnr_timer 0,") != std::string::npos);
+    CHECK(server_result.out.find("set by the CM: min_rnr_timer 0,") != std::string::npos);
 }

@@ -149,6 +149,10 @@ std::string lesson(const std::string& name) {
     if (name.starts_with("bench_")) {
         return program("bench/" + name);
     }
+    if (const auto slash = name.find('/'); slash != std::string::npos) {  // NN_name/variant
+        const std::string folder = name.substr(0, slash);
+        return program("lessons/" + folder + "/" + folder.substr(0, 3) + name.substr(slash + 1));
+    }
     return program("lessons/" + name + "/" + name);
 }
 

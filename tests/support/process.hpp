@@ -66,7 +66,9 @@ Result run(const std::vector<std::string>& argv,
 std::string program(const std::string& relative_path);
 
 /// A lesson's binary: lesson("01_devices") is build/.../lessons/01_devices/01_devices;
-/// a measuring program's: lesson("bench_07_rdma_write") is build/.../bench/bench_07_rdma_write.
+/// a measuring program's: lesson("bench_07_rdma_write") is build/.../bench/bench_07_rdma_write;
+/// a variant's, named as ./lab run names it: lesson("07_rdma_write/hello_verbs") is
+/// build/.../lessons/07_rdma_write/07_hello_verbs.
 std::string lesson(const std::string& name);
 
 /// A TCP port nobody listens on, different for each call in this process.
