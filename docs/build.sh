@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Build the reference documentation with Doxygen: the top README as the main
-# page, every lesson, exercise and solution README and the instructor guide
-# (docker/README.md) as pages, the diagrams, and the API of common/. Warnings
-# are errors (WARN_AS_ERROR in docs/Doxyfile).
+# page, every lesson, exercise and solution README, the class containers'
+# guide (docker/README.md), the readings and project ideas, and the
+# instructor's guide with its answers and rubric (docs/instructor.md,
+# docs/instructor/; only when present: the student edition leaves them out)
+# as pages, the diagrams, and the API of common/. Warnings are errors
+# (WARN_AS_ERROR in docs/Doxyfile).
 #
 #   docs/build.sh [--out DIR] [--headers-only]
 #
@@ -22,7 +25,7 @@ while [ $# -gt 0 ]; do
         ;;
     --headers-only) headers_only=1 ;;
     -h | --help)
-        sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) echo "docs: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -44,10 +47,10 @@ docs/course_map.sh check
 
 inputs=(common/lab)
 if [ "$headers_only" = 0 ]; then
-    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md)
+    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md docs/readings.md docs/projects.md)
     for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
         solutions/README.md docker/README.md vm/README.md bench/README.md bench/09_rdma_read.md \
-        docs/timings.md; do
+        docs/timings.md docs/instructor.md docs/instructor/*.md; do
         [ -f "$page" ] && inputs+=("$page")
     done
 fi
