@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Build the reference documentation with Doxygen: the top README as the main
-# page, every lesson, exercise and solution README and the instructor guide
-# (docker/README.md) as pages, the diagrams, and the API of common/. Warnings
-# are errors (WARN_AS_ERROR in docs/Doxyfile).
+# page, every lesson, exercise and solution README, the class containers'
+# guide (docker/README.md), the readings and project ideas, and the
+# instructor's guide with its answers and rubric (docs/instructor.md,
+# docs/instructor/; only when present: the student edition leaves them out)
+# as pages, the diagrams, and the API of common/. Warnings are errors
+# (WARN_AS_ERROR in docs/Doxyfile).
 #
 #   docs/build.sh [--out DIR] [--headers-only]
 #
@@ -44,10 +47,10 @@ docs/course_map.sh check
 
 inputs=(common/lab)
 if [ "$headers_only" = 0 ]; then
-    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md)
+    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md docs/readings.md docs/projects.md)
     for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
         solutions/README.md docker/README.md vm/README.md bench/README.md bench/09_rdma_read.md \
-        docs/timings.md THIRD-PARTY.md README.student.md docs/instructor/publishing.md; do
+        docs/timings.md THIRD-PARTY.md README.student.md docs/instructor.md docs/instructor/*.md; do
         [ -f "$page" ] && inputs+=("$page")
     done
 fi

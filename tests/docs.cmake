@@ -7,6 +7,12 @@
 lab_add_test(test_slide_code docs/test_slide_code.cpp
   LABELS docs unit TIMEOUT 30)
 
+# Every lesson's README ends with its self-check questions, the instructor's
+# answers answer each of them, and no page a student reads points at the
+# instructor's material.
+lab_add_test(test_docs_pages docs/test_docs_pages.cpp
+  LABELS docs unit TIMEOUT 30)
+
 # Every public declaration in common/ has a Doxygen comment (warnings are
 # errors); skipped where doxygen is not installed.
 add_test(NAME docs_doxygen_common
