@@ -2,7 +2,8 @@
 //  - twins: docs/twins.md lists every page that needs a Chinese twin, and
 //    says which are translated; a translated page must exist, and must not
 //    drift from its English twin (headings, code, links and anchors, tables,
-//    the twin links at the top);
+//    the twin links at the top), and must be in step with the English text
+//    (the fingerprint the list records);
 //  - glossary: docs/glossary.md is well formed, and every Chinese page uses
 //    its terms as it says.
 // Each check is first shown to catch what it should on small fixtures, then
@@ -482,15 +483,16 @@ TEST_CASE("twins: the list check catches each kind of mistake", "[docs][twins]")
         "README.md", "docs/cheatsheet.md", "lessons/01_devices/README.md", "slides/01_devices.md"};
     const std::vector<std::string> chinese = {"README.zh-CN.md", "slides/zh-CN/01_devices.md"};
     const auto problems = [&](const std::string& rows) {
-        return twin_list_problems(parse_twins("| English | 中文 | status |\n|-|-|-|\n" + rows),
-                                  needing, chinese, exists);
+        return twin_list_problems(
+            parse_twins("| English | 中文 | status | in step with |\n|-|-|-|-|\n" + rows), needing,
+            chinese, exists);
     };
     const std::string good =
-        "| README.md | README.zh-CN.md | translated |\n"
-        "| `lessons/01_devices/README.md` | `lessons/01_devices/README.zh-CN.md` | pending |\n"
-        "| slides/01_devices.md | slides/zh-CN/01_devices.md | translated |\n"
-        "| docs/cheatsheet.md | docs/cheatsheet.zh-CN.md | pending |\n"
-        "| docs/readings.md | docs/readings.zh-CN.md | pending |\n";  // not written yet: fine
+        "| README.md | README.zh-CN.md | translated | `0123456789abcdef` |\n"
+        "| `lessons/01_devices/README.md` | `lessons/01_devices/README.zh-CN.md` | pending | — |\n"
+        "| slides/01_devices.md | slides/zh-CN/01_devices.md | translated | 00000000ffffffff |\n"
+        "| docs/cheatsheet.md | docs/cheatsheet.zh-CN.md | pending | — |\n"
+        "| docs/readings.md | docs/readings.zh-CN.md | pending | — |\n";  // not written yet: fine
     INFO(joined(problems(good)));
     CHECK(problems(good).empty());
     const auto one = [&](const std::string& from, const std::string& to,
@@ -501,16 +503,50 @@ TEST_CASE("twins: the list check catches each kind of mistake", "[docs][twins]")
             return problem.find(expected) != std::string::npos;
         }));
     };
-    one("README.zh-CN.md | translated", "README.zh-CN.md | pending", "mark it translated");
-    one("docs/cheatsheet.zh-CN.md | pending", "docs/cheatsheet.zh-CN.md | translated",
-        "does not exist");
+    one("README.zh-CN.md | translated | `0123456789abcdef`", "README.zh-CN.md | pending | —",
+        "mark it translated");
+    one("docs/cheatsheet.zh-CN.md | pending | —",
+        "docs/cheatsheet.zh-CN.md | translated | 0123456789abcdef", "does not exist");
     one("docs/cheatsheet.zh-CN.md | pending", "docs/cheatsheet.zh-CN.md | done",
         "write translated or pending");
-    one("| docs/cheatsheet.md | docs/cheatsheet.zh-CN.md | pending |\n", "",
+    one("| docs/cheatsheet.md | docs/cheatsheet.zh-CN.md | pending | — |\n", "",
         "docs/cheatsheet.md needs a Chinese twin");
     one("slides/zh-CN/01_devices.md | translated", "slides/01_devices.zh-CN.md | translated",
         "the twin of");
-    one("| README.md | README.zh-CN.md | translated |\n", "", "README.zh-CN.md is a Chinese page");
+    one("| README.md | README.zh-CN.md | translated | `0123456789abcdef` |\n", "",
+        "README.zh-CN.md is a Chinese page");
+    one("00000000ffffffff", "new", "16 hexadecimal digits");
+    one("docs/readings.zh-CN.md | pending | —",
+        "docs/readings.zh-CN.md | pending | 0123456789abcdef", "a pending row has —");
+}
+
+TEST_CASE("twins: a changed sentence in an English page makes its twin stale", "[docs][twins]") {
+    const std::string english = "# Lesson 99\n\nOne sentence that is translated.\n";
+    // Line breaks and indentation are not a change of the text; words are.
+    CHECK(fingerprint(english) ==
+          fingerprint("# Lesson 99\n\nOne sentence\n  that is translated.\n"));
+    CHECK(fingerprint(english) !=
+          fingerprint("# Lesson 99\n\nOne sentence that was translated.\n"));
+    CHECK(fingerprint(english).size() == 16);
+    std::map<std::string, std::string> files = {
+        {"lessons/99_fixture/README.md", english},
+        {"lessons/99_fixture/README.zh-CN.md", "# 第 99 课\n"}};
+    const auto read = [&](const std::string& path) -> std::optional<std::string> {
+        const auto file = files.find(path);
+        return file == files.end() ? std::nullopt : std::optional(file->second);
+    };
+    const auto list = [](const std::string& in_step) {
+        return parse_twins(
+            "| English | 中文 | status | in step with |\n|-|-|-|-|\n"
+            "| lessons/99_fixture/README.md | lessons/99_fixture/README.zh-CN.md | translated | " +
+            in_step + " |\n");
+    };
+    CHECK(stale_twins(list(fingerprint(english)), read).empty());
+    files["lessons/99_fixture/README.md"] = "# Lesson 99\n\nOne sentence that was translated.\n";
+    const auto stale = stale_twins(list(fingerprint(english)), read);
+    REQUIRE(stale.size() == 1);
+    // The message says what to write once the twin is in step again.
+    CHECK(stale[0].find(fingerprint(files["lessons/99_fixture/README.md"])) != std::string::npos);
 }
 
 // --- the course's own pages ------------------------------------------------------
@@ -574,6 +610,12 @@ TEST_CASE("twins: every translated page agrees with its English twin", "[docs][t
                      << " (docs/translating.md says how to bring it back):" << joined(found));
         CHECK(found.empty());
     }
+}
+
+TEST_CASE("twins: every translated page is in step with its English page's text", "[docs][twins]") {
+    const auto stale = stale_twins(course_twins(), course_tree().read);
+    INFO(joined(stale));
+    CHECK(stale.empty());
 }
 
 TEST_CASE("glossary: docs/glossary.md is well formed", "[docs][glossary]") {

@@ -19,6 +19,9 @@
  *  - the twin links, as the first line after the first heading:
  *    "English | [中文](TWIN)" in the English page, "[English](PAGE) | 中文"
  *    in the Chinese one.
+ * And a sentence changed in the English page leaves the twin stale: the list
+ * of twins records the fingerprint of the English text each twin is in step
+ * with (stale_twins).
  */
 #pragma once
 
@@ -633,11 +636,50 @@ struct TwinEntry {
     int line = 0;
     std::string english;
     std::string chinese;
-    std::string status;  ///< "translated" or "pending"
+    std::string status;   ///< "translated" or "pending"
+    std::string in_step;  ///< the fingerprint of the English page the twin is in step with
 };
 
-/// The rows of every table with the columns English | 中文 | status; backquotes around paths
-/// dropped.
+/**
+ * A fingerprint of a page's text that a change of wording changes and a change
+ * of line breaks or indentation does not: FNV-1a (64 bits) of its words, in
+ * hexadecimal (16 digits).
+ */
+inline std::string fingerprint(std::string_view text) {
+    std::uint64_t hash = 14695981039346656037ULL;
+    const auto add = [&](unsigned char byte) {
+        hash ^= byte;
+        hash *= 1099511628211ULL;
+    };
+    bool space = false;
+    bool started = false;
+    for (const char c : text) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            space = started;
+            continue;
+        }
+        if (space) {
+            add(' ');
+            space = false;
+        }
+        add(static_cast<unsigned char>(c));
+        started = true;
+    }
+    static const char* const kDigits = "0123456789abcdef";
+    std::string hex(16, '0');
+    for (int i = 15; i >= 0; --i, hash >>= 4) {
+        hex[static_cast<std::size_t>(i)] = kDigits[hash & 0xF];
+    }
+    return hex;
+}
+
+/// The columns of the list of twins.
+inline const std::vector<std::string>& twins_header() {
+    static const std::vector<std::string> kHeader = {"English", "中文", "status", "in step with"};
+    return kHeader;
+}
+
+/// The rows of every table with the columns of twins_header(); backquotes around cells dropped.
 inline std::vector<TwinEntry> parse_twins(const std::string& markdown) {
     std::vector<TwinEntry> entries;
     const Page page = parse_page("docs/twins.md", markdown);
@@ -646,8 +688,7 @@ inline std::vector<TwinEntry> parse_twins(const std::string& markdown) {
         return trim(text);
     };
     for (const Table& table : page.tables) {
-        if (table.rows.empty() ||
-            table.rows[0] != std::vector<std::string>{"English", "中文", "status"}) {
+        if (table.rows.empty() || table.rows[0] != twins_header()) {
             continue;
         }
         for (std::size_t row = 1; row < table.rows.size(); ++row) {
@@ -658,10 +699,38 @@ inline std::vector<TwinEntry> parse_twins(const std::string& markdown) {
             entry.english = cells.size() > 0 ? unquote(cells[0]) : "";
             entry.chinese = cells.size() > 1 ? unquote(cells[1]) : "";
             entry.status = cells.size() > 2 ? unquote(cells[2]) : "";
+            entry.in_step = cells.size() > 3 ? unquote(cells[3]) : "";
             entries.push_back(entry);
         }
     }
     return entries;
+}
+
+/**
+ * The translated pages whose English page has changed since the twin was last
+ * brought in step with it: its fingerprint is no longer the one in the list.
+ * The drift check sees a section, a code block, a link or a table that
+ * changes; this sees a changed sentence.
+ */
+inline std::vector<std::string> stale_twins(
+    const std::vector<TwinEntry>& entries,
+    const std::function<std::optional<std::string>(const std::string&)>& read) {
+    std::vector<std::string> stale;
+    for (const TwinEntry& entry : entries) {
+        const auto english = read(entry.english);
+        if (entry.status != "translated" || !english || !read(entry.chinese)) {
+            continue;
+        }
+        const std::string now = fingerprint(*english);
+        if (now != entry.in_step) {
+            stale.push_back("docs/twins.md:" + std::to_string(entry.line) + ": " + entry.english +
+                            " has changed since " + entry.chinese +
+                            " was brought in step with it (git diff shows what): carry the change "
+                            "over, then write " +
+                            now + " under \"in step with\" (it says " + entry.in_step + ")");
+        }
+    }
+    return stale;
 }
 
 /**
@@ -751,6 +820,14 @@ inline std::vector<std::string> twin_list_problems(
         if (entry.status != "translated" && entry.status != "pending") {
             problems.push_back(where + "status \"" + entry.status +
                                "\": write translated or pending");
+        }
+        const bool hex = entry.in_step.size() == 16 &&
+                         entry.in_step.find_first_not_of("0123456789abcdef") == std::string::npos;
+        if (entry.status == "translated" && !hex) {
+            problems.push_back(where + "\"in step with\" is the fingerprint of " + entry.english +
+                               " (16 hexadecimal digits; the test that compares it prints it)");
+        } else if (entry.status == "pending" && entry.in_step != "—") {
+            problems.push_back(where + "a pending row has — under \"in step with\"");
         }
         if (entry.chinese != twin_path(entry.english)) {
             problems.push_back(where + "the twin of " + entry.english + " is " +
