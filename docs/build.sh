@@ -52,9 +52,10 @@ if [ "$headers_only" = 0 ]; then
     done
 fi
 if [ "$headers_only" = 0 ]; then
-    # The glossary, and each page's Chinese twin where it exists (docs/twins.md),
-    # linked both ways by the twin links at the top of both.
-    inputs+=(docs/glossary.md)
+    # The Chinese edition's glossary, list of twins and guide, and each page's
+    # Chinese twin where it exists, linked both ways by the twin links at the
+    # top of both.
+    inputs+=(docs/glossary.md docs/twins.md docs/translating.md)
     for page in "${inputs[@]}"; do
         case "$page" in *.md) [ -f "${page%.md}.zh-CN.md" ] && inputs+=("${page%.md}.zh-CN.md") ;; esac
     done
