@@ -216,6 +216,12 @@ TEST_CASE("twins: a page reads as headings, code, links, anchors and tables", "[
     REQUIRE(page.tables.size() == 1);
     CHECK(page.tables[0].rows.size() == 3);  // the separator row is not a row
     CHECK(page.twin_text == "English | [中文](README.zh-CN.md)");
+    // A comment between the title and the twin links (a licence line) is not text.
+    const Page licensed = parse_page(
+        kEnglishPath, replaced(kEnglish, "fixture\n\n",
+                               "fixture\n<!-- SPDX-License-Identifier: CC-BY-4.0 -->\n\n"));
+    CHECK(licensed.twin_text == "English | [中文](README.zh-CN.md)");
+    CHECK(licensed.twin_line == page.twin_line + 1);
     // GitHub's anchors: punctuation dropped, Chinese kept.
     CHECK(page.anchors.contains("lesson-99--fixture"));
     CHECK(page.anchors.contains("new-verbs"));

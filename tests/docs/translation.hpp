@@ -184,7 +184,7 @@ struct Page {
     std::vector<Table> tables;
     std::set<std::string>
         anchors;            ///< the anchors a link may name: heading slugs, {#label}, <a id>
-    int twin_line = 0;      ///< the first non-blank line after the first heading (0: none)
+    int twin_line = 0;      ///< the first line of text after the first heading (0: none)
     std::string twin_text;  ///< that line, trimmed
 };
 
@@ -373,8 +373,10 @@ inline Page parse_page(const std::string& path, const std::string& text) {
         }
     }
     if (first_heading != 0) {
+        // A line that is only an HTML comment (a licence line, a Marp directive) is not text.
+        bool in_comment = false;
         for (std::size_t i = static_cast<std::size_t>(first_heading); i < lines.size(); ++i) {
-            if (!trim(lines[i]).empty()) {
+            if (!trim(without_html_comments(lines[i], in_comment)).empty()) {
                 page.twin_line = static_cast<int>(i) + 1;
                 page.twin_text = trim(lines[i]);
                 break;
