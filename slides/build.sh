@@ -2,9 +2,10 @@
 # Render the slide decks (slides/*.md and the Chinese ones, slides/zh-CN/*.md,
 # Marp Markdown) to HTML, check their layout in a headless Chromium, and print
 # the PDFs: each deck, a handout per deck (several slides a page, with the
-# speaker notes) and the one-page cheat sheet (and its Chinese twin). Marp, playwright-core and the browser are installed on first use
-# (slides/setup.sh). The HTML needs no network when it is opened (no CDN:
-# emoji images and math are off in .marprc.yml, and the output is checked).
+# speaker notes) and the one-page cheat sheet (and its Chinese twin). Marp,
+# playwright-core and the browser are installed on first use (slides/setup.sh).
+# The HTML needs no network when it is opened (no CDN: emoji images and math
+# are off in .marprc.yml, and the output is checked).
 #
 #   slides/build.sh [--no-pdf] [--png] [--out DIR] [DECK...]
 #
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/SPDX-License-Identifier:/ {sub(/^# ?/, ""); print}' "${BASH_SOURCE[0]}"
         exit 0
         ;;
     -*) echo "slides: unknown option '$1' (see --help)" >&2; exit 2 ;;
