@@ -54,6 +54,15 @@ if [ "$headers_only" = 0 ]; then
         [ -f "$page" ] && inputs+=("$page")
     done
 fi
+if [ "$headers_only" = 0 ]; then
+    # The Chinese edition's glossary, list of twins and guide, and each page's
+    # Chinese twin where it exists, linked both ways by the twin links at the
+    # top of both.
+    inputs+=(docs/glossary.md docs/twins.md docs/translating.md)
+    for page in "${inputs[@]}"; do
+        case "$page" in *.md) [ -f "${page%.md}.zh-CN.md" ] && inputs+=("${page%.md}.zh-CN.md") ;; esac
+    done
+fi
 
 log=$out/doxygen-warnings.log
 status=0

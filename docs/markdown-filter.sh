@@ -15,6 +15,16 @@
 #  - an inline code span that starts with "::" (an IPv4-mapped GID such as
 #    `::ffff:a.b.c.d`) gets an invisible joiner between the colons: Doxygen
 #    would take "::ffff" for a link to a symbol and warn.
+# The Chinese twins (NAME.zh-CN.md, slides/zh-CN/NAME.md; docs/translating.md):
+#  - a twin of a page with a name gets that name with _zh_cn (lesson_01_devices_zh_cn,
+#    index_zh_cn for the main page's), and a link to a page with a name, the
+#    twin links at the top included, becomes a link to that page (the same
+#    limit of Doxygen 1.9.8); a page without a name is found by its path;
+#  - a Chinese deck, e.g. (../../slides/zh-CN/01_devices.md), becomes
+#    ../../slides/zh-CN/01_devices.html, which ./lab slides writes;
+#  - in a Chinese page, **bold** outside code becomes <b>bold</b>: Doxygen
+#    takes ** for emphasis only next to a space or ASCII punctuation, and
+#    Chinese has neither around a bold word (及其**类型**（…）).
 # Generated from the sources, so that they cannot go stale:
 #  - a lesson's README gets the page name lesson_NN_name, and a closing
 #    section that links the headers of common/ its main.cpp includes
@@ -26,49 +36,131 @@ set -euo pipefail
 file=$1
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lesson=
+chinese=
 case "$file" in
-*lessons/[0-9][0-9]_*/README.md)
+*.zh-CN.md | */slides/zh-CN/*.md) chinese=yes ;;
+esac
+case "$file" in
+*lessons/[0-9][0-9]_*/README.md | *lessons/[0-9][0-9]_*/README.zh-CN.md)
     lesson=$(basename "$(dirname "$file")")
     ;;
 esac
 
+# The name Doxygen gives a page, or nothing: the main page is index, a lesson's
+# README lesson_NN_name, a page whose first heading says {#name} that name, the
+# Chinese twin of a page with a name that name with _zh_cn.
+page_name() { # FILE (absolute)
+    local page=$1 name
+    case "$page" in
+    "$repo/README.md") name=index ;;
+    "$repo"/lessons/[0-9][0-9]_*/README.md) name=lesson_$(basename "$(dirname "$page")") ;;
+    *.zh-CN.md)
+        name=$(page_name "${page%.zh-CN.md}.md")
+        name=${name:+${name}_zh_cn}
+        ;;
+    *) [ -f "$page" ] && name=$(sed -n 's/^# .*{#\([A-Za-z0-9_]*\)}[[:space:]]*$/\1/p' "$page" | head -n 1) ;;
+    esac
+    echo "${name:-}"
+}
+self=$(cd "$(dirname "$file")" && pwd)/$(basename "$file")
+label=$(page_name "$self")
+# Only a name the page does not give itself is added to its first heading.
+added_label=
+grep -q '^# .*{#' "$file" || added_label=$label
+[ "$self" = "$repo/README.md" ] && added_label=
+
+# Links to a page with a name go to the page: every link to a Chinese twin,
+# and the twin links at the top (README.md <-> README.zh-CN.md, ...).
+twin_rewrites=()
+english_twin=/ # a Chinese page's English twin, as its links name it (/: none)
+[ -z "$chinese" ] || english_twin=$(basename "${self%.zh-CN.md}").md
+while IFS= read -r target; do
+    path=$(cd "$(dirname "$self")" && realpath -m "$target")
+    name=$(page_name "$path")
+    quoted=$(printf '%s' "$target" | sed 's/[][\.*^$#|+?(){}]/\\&/g')
+    if [ -n "$name" ]; then
+        twin_rewrites+=(-e "s#\\]\\(${quoted}(\\#[^)]*)?\\)#](${name}.html\\1)#g")
+    elif [ "$target" = README.md ]; then
+        # A page without a name is found by its path; a bare README.md would
+        # be taken for the main page.
+        twin_rewrites+=(-e "s#\\]\\(README\\.md(\\#[^)]*)?\\)#](../$(basename "$(dirname "$self")")/README.md\\1)#g")
+    fi
+done < <(grep -oE '\]\([^)#[:space:]]+\.md(#[^)]*)?\)' "$file" | sed -E 's/^\]\(//; s/(#[^)]*)?\)$//' | sort -u |
+    while IFS= read -r target; do
+        case "$target" in
+        *.zh-CN.md | "$english_twin") echo "$target" ;;
+        esac
+    done)
+
 rewrite() {
     sed -E \
+        -e 's#\[([^]]*/)?slides/zh-CN/([0-9A-Za-z_]+)\.md\]\(#[幻灯片 zh-CN/\2.html](#g' \
+        -e 's#\]\(([^)]*/)?slides/zh-CN/([0-9A-Za-z_]+)\.md\)#](../../slides/zh-CN/\2.html)#g' \
         -e 's#\[([^]]*/)?slides/([0-9A-Za-z_]+)\.md\]\(#[the slides, \2.html](#g' \
         -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
         -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
         -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
-        -e 's#`::#`:\&zwj;:#g'
+        -e 's#`::#`:\&zwj;:#g' \
+        "${twin_rewrites[@]}"
+}
+
+# **bold** as <b>bold</b>, outside code blocks and inline code.
+chinese_emphasis() {
+    awk '
+        /^[ \t]*(```|~~~)/ { fence = !fence; print; next }
+        fence { print; next }
+        {
+            count = split($0, parts, "`")
+            line = ""
+            for (i = 1; i <= count; ++i) {
+                if (i % 2 == 1) gsub(/\*\*[^*]+\*\*/, "<b>&</b>", parts[i])
+                line = line (i > 1 ? "`" : "") parts[i]
+            }
+            gsub(/<b>\*\*/, "<b>", line)
+            gsub(/\*\*<\/b>/, "</b>", line)
+            print line
+        }'
 }
 
 deck_list() {
-    local deck name title
+    local deck name title line
     for deck in "$repo"/slides/[0-9]*.md "$repo"/slides/ex[0-9]*.md; do
         [ -f "$deck" ] || continue
         name=$(basename "$deck" .md)
         title=$(sed -n 's/^title: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$deck" | head -n 1)
-        echo "- [${title:-$name}](../../slides/$name.html) ([PDF](../../slides/$name.pdf), [handout](../../slides/$name-handout.pdf))"
+        line="- [${title:-$name}](../../slides/$name.html) ([PDF](../../slides/$name.pdf), [handout](../../slides/$name-handout.pdf))"
+        # The Chinese twin, where there is one.
+        [ -f "$repo/slides/zh-CN/$name.md" ] &&
+            line+=" · [中文](../../slides/zh-CN/$name.html) ([PDF](../../slides/zh-CN/$name.pdf), [讲义](../../slides/zh-CN/$name-handout.pdf))"
+        echo "$line"
     done
     echo "- [The verbs cheat sheet](../../slides/cheatsheet.pdf) (one page, PDF; also as a page here: @ref cheatsheet)"
 }
 
 {
+    # The page name: the first heading gets {#NAME} unless it has one.
+    awk -v label="$added_label" 'label != "" && done == 0 && /^# / { $0 = $0 " {#" label "}"; done = 1 } { print }' "$file" |
+        if [ "$(basename "$file")" = slides.md ] && [ "$(basename "$(dirname "$file")")" = docs ]; then
+            while IFS= read -r line; do
+                if [ "$line" = '<!-- the decks -->' ]; then deck_list; else printf '%s\n' "$line"; fi
+            done
+        else
+            cat
+        fi
     if [ -n "$lesson" ]; then
-        # The page name: the first heading gets {#lesson_NN_name} unless it has one.
-        awk -v label="lesson_$lesson" 'done == 0 && /^# / { if ($0 !~ /\{#/) $0 = $0 " {#" label "}"; done = 1 } { print }' "$file"
         echo
-        echo "## The course library in this lesson"
-        echo
-        echo "The headers of \`common/\` that \`main.cpp\` includes (each page says which lesson taught it):"
+        if [ -n "$chinese" ]; then
+            echo "## 本课用到的课程库"
+            echo
+            echo "\`main.cpp\` 包含的 \`common/\` 头文件（每个页面都写明是哪一课讲的）："
+        else
+            echo "## The course library in this lesson"
+            echo
+            echo "The headers of \`common/\` that \`main.cpp\` includes (each page says which lesson taught it):"
+        fi
         echo
         "$repo/docs/course_map.sh" headers "$lesson" | while read -r header; do
             echo "- @ref $header \"lab/$header\""
         done
-    elif [ "$(basename "$file")" = slides.md ] && [ "$(basename "$(dirname "$file")")" = docs ]; then
-        while IFS= read -r line; do
-            if [ "$line" = '<!-- the decks -->' ]; then deck_list; else printf '%s\n' "$line"; fi
-        done <"$file"
-    else
-        cat "$file"
     fi
-} | rewrite
+} | rewrite | if [ -n "$chinese" ]; then chinese_emphasis; else cat; fi

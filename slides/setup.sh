@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install what rendering and checking the slides needs, where it is missing:
-# Node.js with npm, Chromium, the theme's fonts and the CJK fonts of the
-# glossary (Debian packages, with apt as root or through sudo), then Marp and
-# playwright-core from npm ('npm ci': exactly the versions in
-# package-lock.json, into slides/node_modules, again only when the lockfile
-# changed).
+# Node.js with npm, Chromium, the fonts the theme names (DejaVu, and Noto
+# Sans CJK SC for the Chinese decks; Debian packages, with apt as root or
+# through sudo), then Marp and playwright-core from npm ('npm ci': exactly the
+# versions in package-lock.json, into slides/node_modules, again only when the
+# lockfile changed).
 #
 #   slides/setup.sh [--check]    --check: only say what is missing (exit 1 if anything)
 set -euo pipefail
@@ -24,9 +24,9 @@ if [ -z "$browser" ]; then
     done
 fi
 [ -n "$browser" ] || missing+=(chromium)
-# The theme names DejaVu Sans and DejaVu Sans Mono (fonts-dejavu-core), so
-# that every machine measures the same glyphs; the glossary's CJK falls back
-# to Noto.
+# The theme (theme/lab.css) names DejaVu Sans and DejaVu Sans Mono
+# (fonts-dejavu-core) and, for Chinese, Noto Sans CJK SC and Noto Sans Mono
+# CJK SC (fonts-noto-cjk), so that every machine measures the same glyphs.
 if command -v dpkg-query >/dev/null; then
     for font_package in fonts-dejavu-core fonts-noto-cjk; do
         dpkg-query -W -f='${Status}' "$font_package" 2>/dev/null | grep -q 'install ok installed' ||

@@ -33,3 +33,11 @@ foreach(mode IN ITEMS fixture decks)
   set_tests_properties(slides_layout_${mode} PROPERTIES
     LABELS "docs;slides;host" TIMEOUT 900 SKIP_RETURN_CODE 77 RESOURCE_LOCK slides_npm)
 endforeach()
+
+# The Chinese edition (docs/translating.md): docs/twins.md lists every page
+# that needs a Chinese twin; a translated page must not drift from its English
+# twin (headings, code without comments, links and anchors, tables, the twin
+# links at the top), and every Chinese page uses the terms of
+# docs/glossary.md. Each check is first proved on small fixtures.
+lab_add_test(test_translation docs/test_translation.cpp
+  LABELS docs unit TIMEOUT 60)

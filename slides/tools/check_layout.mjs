@@ -8,7 +8,8 @@
 // For each problem it prints one line, "DECK.md:LINE: slide N: what", and the
 // exit status is 1 when there was any problem (2 when it could not measure).
 // --source-dir is where the decks' Markdown lives (default: the folder above
-// this script); it gives each slide its line number in the source.
+// this script; a deck in zh-CN/ has its Markdown in zh-CN/ there too); it
+// gives each slide its line number in the source.
 //
 // What counts as a problem, on every slide:
 //  - content (a text line, an image, a table, a code block's box) outside the
@@ -221,8 +222,9 @@ export async function checkDecks(htmlFiles, { sourceDir, minFooterPx = kMinFoote
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     for (const html of htmlFiles) {
-      const name = path.basename(html, '.html');
-      const markdownPath = path.join(sourceDir, `${name}.md`);
+      // A Chinese deck's HTML is in zh-CN/, and so is its Markdown.
+      const folder = path.basename(path.dirname(html)) === 'zh-CN' ? 'zh-CN' : '';
+      const markdownPath = path.join(sourceDir, folder, `${path.basename(html, '.html')}.md`);
       const markdown = existsSync(markdownPath) ? readFileSync(markdownPath, 'utf8') : '';
       const starts = slideLines(markdown);
       const where = (slide) => {

@@ -4,13 +4,15 @@
 //    Marp's presenter view shows too);
 //  - the cheat sheet, cheatsheet.pdf, from its Markdown: it must fit on one
 //    page, or this fails.
+// A Chinese deck (slides/zh-CN/NAME.md) and the Chinese cheat sheet
+// (cheatsheet.zh-CN.md) are printed into DIR/zh-CN/, as Chinese pages.
 //
-//   node tools/print.mjs --out DIR [--cheatsheet FILE.md] DECK.md...
+//   node tools/print.mjs --out DIR [--cheatsheet FILE.md]... DECK.md...
 //
 // The decks are rendered here with marp-core, the theme (theme/lab.css) and
 // the options of .marprc.yml, as marp-cli renders them. The HTML goes next to
 // the PDFs only while printing (the diagrams' relative paths resolve there).
-import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Marp } from '@marp-team/marp-core';
@@ -43,20 +45,26 @@ export function notesHtml(comments) {
   return inline.render(text);
 }
 
+/** Where a page goes and in which language: a Chinese one into zh-CN/. */
+function edition(file, out) {
+  const chinese = path.basename(path.dirname(file)) === 'zh-CN' || file.endsWith('.zh-CN.md');
+  return chinese ? { dir: path.join(out, 'zh-CN'), lang: 'zh-CN' } : { dir: out, lang: 'en' };
+}
+
 /** The handout's HTML: every slide (as Marp draws it) beside its notes. */
-export function handoutHtml(markdown, title) {
+export function handoutHtml(markdown, title, lang = 'en') {
   const marp = courseMarp();
   const { html, css, comments } = marp.render(markdown, { htmlAsArray: true });
   const rows = html.map((slide, index) => `
     <div class="row">
       <div class="slide"><div class="marpit">${slide}</div><div class="number">${index + 1}</div></div>
-      <div class="notes">${notesHtml(comments[index] ?? []) || '<p class="none">(no notes)</p>'}</div>
+      <div class="notes">${notesHtml(comments[index] ?? []) || (lang === 'zh-CN' ? '<p class="none">（无备注）</p>' : '<p class="none">(no notes)</p>')}</div>
     </div>`).join('\n');
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} — handout</title>
+  return `<!DOCTYPE html><html lang="${lang}"><head><meta charset="utf-8"><title>${escapeHtml(title)} — ${lang === 'zh-CN' ? '讲义' : 'handout'}</title>
 <style>${css}</style>
 <style>
   @page { size: A4 portrait; margin: 12mm 12mm 14mm; }
-  html, body { margin: 0; font-family: 'DejaVu Sans', sans-serif; }
+  html, body { margin: 0; font-family: 'DejaVu Sans', 'Noto Sans CJK SC', sans-serif; }
   h1.handout { font-size: 13pt; margin: 0 0 4mm; color: #1f5f8b; }
   .row { display: flex; gap: 5mm; break-inside: avoid; margin-bottom: 5mm; align-items: flex-start; }
   .slide { flex: 0 0 104mm; position: relative; }
@@ -74,13 +82,13 @@ ${rows}
 }
 
 /** The cheat sheet's HTML: one A4 landscape page in three columns. */
-export function cheatsheetHtml(markdown) {
+export function cheatsheetHtml(markdown, lang = 'en') {
   // Doxygen's page anchor ("# Title {#name}") means nothing on paper.
   const body = new MarkdownIt({ html: false, breaks: false }).render(markdown.replace(/\s*\{#[\w-]+\}/g, ''));
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>RDMA verbs cheat sheet</title>
+  return `<!DOCTYPE html><html lang="${lang}"><head><meta charset="utf-8"><title>RDMA verbs cheat sheet</title>
 <style>
   @page { size: A4 landscape; margin: 8mm; }
-  html, body { margin: 0; font-family: 'DejaVu Sans', sans-serif; font-size: 7.4pt; line-height: 1.25; color: #111; }
+  html, body { margin: 0; font-family: 'DejaVu Sans', 'Noto Sans CJK SC', sans-serif; font-size: 7.4pt; line-height: 1.25; color: #111; }
   body { column-count: 3; column-gap: 5mm; column-rule: 0.2mm solid #bbc; }
   h1 { column-span: all; font-size: 12pt; margin: 0 0 1.5mm; color: #1f5f8b; }
   h1 + p { column-span: all; margin: 0 0 2mm; }
@@ -88,7 +96,7 @@ export function cheatsheetHtml(markdown) {
   p { margin: 0 0 1mm; }
   ul, ol { margin: 0 0 1mm; padding-left: 3.5mm; }
   li { margin: 0; }
-  code { font-family: 'DejaVu Sans Mono', monospace; font-size: 6.7pt; }
+  code { font-family: 'DejaVu Sans Mono', 'Noto Sans Mono CJK SC', monospace; font-size: 6.7pt; }
   pre { margin: 0 0 1mm; padding: 0.8mm 1.2mm; background: #f3f4f7; white-space: pre-wrap; break-inside: avoid; }
   pre code { font-size: 6.5pt; }
   table { border-collapse: collapse; margin: 0 0 1mm; width: 100%; break-inside: avoid; }
@@ -122,15 +130,15 @@ async function printHtml(browser, htmlText, htmlPath, pdfPath) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const args = process.argv.slice(2);
   let out = null;
-  let cheatsheet = null;
+  const cheatsheets = [];
   const decks = [];
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--out') out = path.resolve(args[++i]);
-    else if (args[i] === '--cheatsheet') cheatsheet = path.resolve(args[++i]);
+    else if (args[i] === '--cheatsheet') cheatsheets.push(path.resolve(args[++i]));
     else decks.push(path.resolve(args[i]));
   }
   if (!out) {
-    console.error('usage: node tools/print.mjs --out DIR [--cheatsheet FILE.md] DECK.md...');
+    console.error('usage: node tools/print.mjs --out DIR [--cheatsheet FILE.md]... DECK.md...');
     process.exit(2);
   }
   let status = 0;
@@ -138,21 +146,27 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   try {
     for (const deck of decks) {
       const name = path.basename(deck, '.md');
+      const { dir, lang } = edition(deck, out);
+      mkdirSync(dir, { recursive: true });
+      const shown = path.relative(out, path.join(dir, `${name}-handout.pdf`));
       const markdown = readFileSync(deck, 'utf8');
       const title = /^title:\s*"?([^"\n]*)"?\s*$/m.exec(markdown)?.[1] ?? name;
-      const pdf = await printHtml(browser, handoutHtml(markdown, title),
-        path.join(out, `${name}-handout.html`), path.join(out, `${name}-handout.pdf`));
-      console.log(`slides: ${name}-handout.pdf (${pdfPageCount(pdf)} pages)`);
+      const pdf = await printHtml(browser, handoutHtml(markdown, title, lang),
+        path.join(dir, `${name}-handout.html`), path.join(dir, `${name}-handout.pdf`));
+      console.log(`slides: ${shown} (${pdfPageCount(pdf)} pages)`);
     }
-    if (cheatsheet) {
-      const pdf = await printHtml(browser, cheatsheetHtml(readFileSync(cheatsheet, 'utf8')),
-        path.join(out, 'cheatsheet.html'), path.join(out, 'cheatsheet.pdf'));
+    for (const cheatsheet of cheatsheets) {
+      const { dir, lang } = edition(cheatsheet, out);
+      mkdirSync(dir, { recursive: true });
+      const shown = path.relative(out, path.join(dir, 'cheatsheet.pdf'));
+      const pdf = await printHtml(browser, cheatsheetHtml(readFileSync(cheatsheet, 'utf8'), lang),
+        path.join(dir, 'cheatsheet.html'), path.join(dir, 'cheatsheet.pdf'));
       const pages = pdfPageCount(pdf);
       if (pages !== 1) {
-        console.error(`slides: the cheat sheet takes ${pages} pages; it must fit on one (shorten ${path.relative(process.cwd(), cheatsheet)})`);
+        console.error(`slides: ${shown} takes ${pages} pages; it must fit on one (shorten ${path.relative(process.cwd(), cheatsheet)})`);
         status = 1;
       } else {
-        console.log('slides: cheatsheet.pdf (1 page)');
+        console.log(`slides: ${shown} (1 page)`);
       }
     }
   } finally {

@@ -3,7 +3,8 @@
 # --no-pdf, which measures every slide in a headless Chromium).
 #
 #   tests/docs/check_slides.sh decks SOURCE_DIR WORK_DIR
-#       every deck of the course renders and fits (exit 1 with the check's report if not)
+#       every deck of the course, English and Chinese (slides/zh-CN/), renders
+#       and fits (exit 1 with the check's report if not)
 #   tests/docs/check_slides.sh fixture SOURCE_DIR WORK_DIR
 #       the check refuses tests/docs/slides/bad_deck.md, naming each broken slide:
 #       content that runs off the slide, text on the footer, text smaller than

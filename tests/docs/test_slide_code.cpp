@@ -19,16 +19,21 @@
 // a class needs (an objectives slide, a recap, speaker notes on every slide;
 // a lesson or exercise deck also the code it teaches, the expected output of
 // a run and what can go wrong). No npm, no network.
+//
+// The Chinese decks (slides/zh-CN/) are checked the same way. Their code
+// quotes may translate the comments, so there the comments are left out on
+// both sides; their objectives, recap and what-can-go-wrong slides are found
+// by the Chinese headings docs/glossary.md gives for those words.
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "docs/translation.hpp"
 #include "support/catch.hpp"
 
 namespace fs = std::filesystem;
@@ -37,58 +42,11 @@ namespace {
 
 const fs::path kSourceDir = LAB_SOURCE_DIR;
 
-/// One fenced code block of a deck.
-struct CodeBlock {
-    int line = 0;          ///< line of the opening fence, 1-based
-    std::string language;  ///< first word of the fence's info string
-    std::string source;    ///< second word: the file it quotes (may be empty)
-    std::vector<std::string> lines;
-};
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-std::string trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = text.find_last_not_of(" \t\r");
-    return std::string(text.substr(first, last - first + 1));
-}
-
-std::vector<CodeBlock> code_blocks(const std::string& markdown) {
-    std::vector<CodeBlock> blocks;
-    std::istringstream in(markdown);
-    std::string line;
-    int number = 0;
-    std::optional<CodeBlock> open;
-    std::string fence;
-    while (std::getline(in, line)) {
-        ++number;
-        const std::string stripped = trim(line);
-        if (!open) {
-            if (stripped.rfind("```", 0) == 0 || stripped.rfind("~~~", 0) == 0) {
-                fence = stripped.substr(0, stripped.find_first_not_of(stripped[0]));
-                std::istringstream info(stripped.substr(fence.size()));
-                CodeBlock block;
-                block.line = number;
-                info >> block.language >> block.source;
-                open = block;
-            }
-        } else if (stripped.rfind(fence, 0) == 0 && trim(stripped.substr(fence.size())).empty()) {
-            blocks.push_back(*open);
-            open.reset();
-        } else {
-            open->lines.push_back(line);
-        }
-    }
-    return blocks;
-}
+using docs::code_blocks;
+using docs::CodeBlock;
+using docs::is_c_or_cpp;
+using docs::read_file;
+using docs::trim;
 
 /// The text with all whitespace removed: quotes survive re-indenting and re-wrapping.
 std::string without_whitespace(std::string_view text) {
@@ -210,11 +168,6 @@ std::optional<std::string> statement_problem(const std::vector<std::string>& lin
     return std::nullopt;
 }
 
-bool is_c_or_cpp(const std::string& language) {
-    static const std::vector<std::string> kLanguages = {"c", "cpp", "c++", "cc", "h", "hpp", "cxx"};
-    return std::find(kLanguages.begin(), kLanguages.end(), language) != kLanguages.end();
-}
-
 /// True for a system header such as <infiniband/verbs.h> (the verbs' own
 /// declarations, quoted on some slides), false for a path in this repository.
 bool is_system_header(const std::string& source) {
@@ -236,15 +189,59 @@ fs::path resolve(const std::string& source) {
     return kSourceDir / source;
 }
 
+/// Every deck: slides/*.md, then the Chinese ones, slides/zh-CN/*.md.
 std::vector<fs::path> decks() {
     std::vector<fs::path> result;
-    for (const auto& entry : fs::directory_iterator(kSourceDir / "slides")) {
-        if (entry.path().extension() == ".md" && entry.path().filename() != "README.md") {
-            result.push_back(entry.path());
+    for (const fs::path& folder : {kSourceDir / "slides", kSourceDir / "slides" / "zh-CN"}) {
+        if (!fs::is_directory(folder)) {
+            continue;
         }
+        std::vector<fs::path> found;
+        for (const auto& entry : fs::directory_iterator(folder)) {
+            if (entry.path().extension() == ".md" && entry.path().filename() != "README.md") {
+                found.push_back(entry.path());
+            }
+        }
+        std::sort(found.begin(), found.end());
+        result.insert(result.end(), found.begin(), found.end());
     }
-    std::sort(result.begin(), result.end());
     return result;
+}
+
+bool is_chinese_deck(const fs::path& deck) {
+    return deck.parent_path().filename() == "zh-CN";
+}
+
+/// The deck's path in the repository, for messages: slides/NAME.md or slides/zh-CN/NAME.md.
+std::string deck_name(const fs::path& deck) {
+    return deck.lexically_relative(kSourceDir).generic_string();
+}
+
+/**
+ * What a slide quotes, as the check compares it: the whole block in an
+ * English deck; in a Chinese one, the block and the file without their
+ * comments, which a translation may translate.
+ */
+std::optional<std::string> missing_quote(const fs::path& deck, const CodeBlock& block,
+                                         const fs::path& source) {
+    if (!is_chinese_deck(deck)) {
+        return first_missing_piece(block.lines, read_file(source));
+    }
+    const auto uncommented = [](CodeBlock code) {
+        // "// ..." stands for code left out: kept, as "...", when the comments go.
+        for (std::string& line : code.lines) {
+            line = is_elision(line) ? "..." : line;
+        }
+        return docs::code_without_comments(code);
+    };
+    CodeBlock file;
+    file.language = block.language;
+    file.lines = docs::split_lines(read_file(source));
+    std::string file_text;
+    for (const std::string& line : uncommented(file)) {
+        file_text += line + "\n";
+    }
+    return first_missing_piece(uncommented(block), file_text);
 }
 
 /// Image paths of Markdown images "![...](path)" in a deck.
@@ -319,18 +316,17 @@ TEST_CASE("every C++ block on a slide still appears in the file it quotes", "[do
     REQUIRE_FALSE(all_decks.empty());
     int quotes = 0;
     for (const fs::path& deck : all_decks) {
-        const std::string deck_name = "slides/" + deck.filename().string();
         for (const CodeBlock& block : code_blocks(read_file(deck))) {
             if (!is_c_or_cpp(block.language)) {
                 continue;
             }
-            INFO(deck_name << ":" << block.line);
+            INFO(deck_name(deck) << ":" << block.line);
             // Every C/C++ block says what it quotes, so that none can drift unseen.
             REQUIRE_FALSE(block.source.empty());
             const fs::path source = resolve(block.source);
             INFO("quotes " << block.source);
             REQUIRE(fs::is_regular_file(source));
-            const auto missing = first_missing_piece(block.lines, read_file(source));
+            const auto missing = missing_quote(deck, block, source);
             INFO("this part of the slide is not in "
                  << block.source << " (whitespace ignored): " << missing.value_or(""));
             CHECK_FALSE(missing);
@@ -365,8 +361,8 @@ TEST_CASE("every C++ quote of the course's code is whole statements", "[docs][dr
                 continue;
             }
             const auto problem = statement_problem(block.lines);
-            INFO("slides/" << deck.filename().string() << ":" << block.line << " quotes "
-                           << block.source << ": " << problem.value_or(""));
+            INFO(deck_name(deck) << ":" << block.line << " quotes " << block.source << ": "
+                                 << problem.value_or(""));
             CHECK_FALSE(problem);
             ++quotes;
         }
@@ -381,11 +377,10 @@ TEST_CASE("every text block that names a file still appears in it", "[docs][drif
             if (block.language != "text" || block.source.empty()) {
                 continue;
             }
-            INFO("slides/" << deck.filename().string() << ":" << block.line << " quotes "
-                           << block.source);
+            INFO(deck_name(deck) << ":" << block.line << " quotes " << block.source);
             const fs::path source = resolve(block.source);
             REQUIRE(fs::is_regular_file(source));
-            const auto missing = first_missing_piece(block.lines, read_file(source));
+            const auto missing = missing_quote(deck, block, source);
             INFO("this part of the slide is not in "
                  << block.source << " (whitespace ignored): " << missing.value_or(""));
             CHECK_FALSE(missing);
@@ -399,10 +394,10 @@ TEST_CASE("every image on a slide exists", "[docs]") {
     for (const fs::path& deck : decks()) {
         for (const std::string& image : images(read_file(deck))) {
             if (image.rfind("http", 0) == 0) {
-                FAIL("slides/" << deck.filename().string() << " loads " << image
-                               << " from the network: decks must work offline");
+                FAIL(deck_name(deck)
+                     << " loads " << image << " from the network: decks must work offline");
             }
-            INFO("slides/" << deck.filename().string() << " shows " << image);
+            INFO(deck_name(deck) << " shows " << image);
             CHECK(fs::is_regular_file(deck.parent_path() / image));
         }
     }
@@ -416,7 +411,7 @@ TEST_CASE("every lesson deck belongs to a lesson or exercise that exists", "[doc
         if (name == "00_introduction") {
             continue;
         }
-        INFO("slides/" << deck.filename().string());
+        INFO(deck_name(deck));
         if (name.rfind("ex", 0) == 0) {
             CHECK(fs::is_directory(kSourceDir / "exercises" / name.substr(2)));
         } else {
@@ -544,20 +539,28 @@ std::vector<Slide> slides_of(const std::string& markdown) {
     return slides;
 }
 
+/// True when @p heading starts with @p word, ASCII case aside ("Objectives" for "objectives").
 bool starts_with_word(const std::string& heading, std::string_view word) {
     if (heading.size() < word.size()) {
         return false;
     }
     for (std::size_t i = 0; i < word.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(heading[i])) != word[i]) {
+        if (std::tolower(static_cast<unsigned char>(heading[i])) !=
+            std::tolower(static_cast<unsigned char>(word[i]))) {
             return false;
         }
     }
     return true;
 }
 
-/// What a deck lacks of the parts a class needs; empty when it is complete.
-std::vector<std::string> missing_parts(const std::string& name, const std::string& markdown) {
+/**
+ * What a deck lacks of the parts a class needs; empty when it is complete.
+ * @p headings are the words its objectives, recap and what-can-go-wrong
+ * slides start with: English by default, the glossary's Chinese for a deck
+ * in slides/zh-CN/.
+ */
+std::vector<std::string> missing_parts(const std::string& name, const std::string& markdown,
+                                       const docs::DeckHeadings& headings = {}) {
     const std::vector<Slide> slides = slides_of(markdown);
     std::vector<std::string> missing;
     const auto has_heading = [&](std::string_view word) {
@@ -565,11 +568,11 @@ std::vector<std::string> missing_parts(const std::string& name, const std::strin
             return starts_with_word(slide.heading, word);
         });
     };
-    if (!has_heading("objectives")) {
-        missing.emplace_back("an objectives slide (heading \"Objectives\")");
+    if (!has_heading(headings.objectives)) {
+        missing.emplace_back("an objectives slide (heading \"" + headings.objectives + "\")");
     }
-    if (!has_heading("recap")) {
-        missing.emplace_back("a recap slide (heading \"Recap\")");
+    if (!has_heading(headings.recap)) {
+        missing.emplace_back("a recap slide (heading \"" + headings.recap + "\")");
     }
     for (std::size_t i = 0; i < slides.size(); ++i) {
         if (!slides[i].has_notes && !slides[i].lead) {
@@ -598,8 +601,8 @@ std::vector<std::string> missing_parts(const std::string& name, const std::strin
     if (!quotes_output) {
         missing.emplace_back("the expected output of a run (```text FILE, a quote of a real run)");
     }
-    if (!has_heading("what can go wrong")) {
-        missing.emplace_back("a \"What can go wrong\" slide");
+    if (!has_heading(headings.what_can_go_wrong)) {
+        missing.emplace_back("a \"" + headings.what_can_go_wrong + "\" slide");
     }
     return missing;
 }
@@ -624,17 +627,29 @@ TEST_CASE("the deck check finds slides, notes and headings", "[docs][decks]") {
     CHECK(missing[0].find("speaker notes on slide 3") != std::string::npos);
     // A lesson deck needs more: its code, its output, what can go wrong.
     CHECK(missing_parts("04_queue_pair", deck).size() == 4);
+    // A Chinese deck is read by the glossary's Chinese headings, not the English ones.
+    const docs::DeckHeadings chinese{"学习目标", "小结", "常见错误"};
+    CHECK(missing_parts("00_introduction", deck, chinese).size() == 3);
+    const std::string zh_deck =
+        "---\nmarp: true\n---\n\n# 学习目标\n\n<!--\n说明。\n-->\n\n---\n\n# "
+        "小结\n\n<!--\n回顾。\n-->\n";
+    CHECK(missing_parts("00_introduction", zh_deck, chinese).empty());
+    CHECK(missing_parts("00_introduction", zh_deck).size() == 2);
 }
 
 TEST_CASE("every deck has the parts a class needs", "[docs][decks]") {
+    const docs::Glossary glossary =
+        docs::parse_glossary(read_file(kSourceDir / "docs" / "glossary.md"));
+    const docs::DeckHeadings chinese = docs::chinese_deck_headings(glossary);
     int decks_checked = 0;
     for (const fs::path& deck : decks()) {
-        const auto missing = missing_parts(deck.stem().string(), read_file(deck));
+        const auto missing = missing_parts(deck.stem().string(), read_file(deck),
+                                           is_chinese_deck(deck) ? chinese : docs::DeckHeadings{});
         std::string list;
         for (const std::string& part : missing) {
             list += "\n  - " + part;
         }
-        INFO("slides/" << deck.filename().string() << " lacks:" << list);
+        INFO(deck_name(deck) << " lacks:" << list);
         CHECK(missing.empty());
         ++decks_checked;
     }
