@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
@@ -101,6 +102,18 @@ void set_ipc_lock(bool enabled) {
     lab::check(static_cast<int>(syscall(SYS_capset, &header, data)), "capset");
 }
 
+// VmPin in /proc/self/status: how much memory this process has pinned. ibv_reg_mr
+// pins every page its range touches, once per MR, and the kernel counts it here.
+std::string pinned_memory() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.starts_with("VmPin:")) {
+            return line.substr(line.find_first_not_of(" \t", 6));
+        }
+    }
+    return "not reported";
+}
+
 // One attempt to register @p buffer, undone at once: returns 0 or the errno.
 int try_register(ibv_pd* pd, std::span<std::byte> buffer, int access) {
     ibv_mr* mr = ibv_reg_mr(pd, buffer.data(), buffer.size(), access);
@@ -151,6 +164,8 @@ int main(int argc, char** argv) {
             print_mr(*regions.back(), access);
         }
         std::printf("\tthe same memory may be registered many times; each MR has its own keys\n");
+        std::printf("\tpinned by this process (VmPin): %s, whole pages for each MR\n",
+                    pinned_memory().c_str());
 
         // Refusal 1: a region a peer may write into (or run atomics on) must
         // also be writable by the local device; the kernel checks this.

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
         .add_option("--comp-vector", comp_vector, "the completion vector of the CQ")
         ->check(CLI::Range(0, INT_MAX))
         ->capture_default_str();
+    bool no_channel = false;
+    command_line.app().add_flag("--no-channel", no_channel,
+                                "create the CQ without a completion channel: poll only");
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
@@ -56,10 +59,16 @@ int main(int argc, char** argv) {
 
         // Step 6a: a completion channel. It is a file descriptor on which the
         // device signals "a completion arrived" for the CQs tied to it, so a
-        // program can sleep (poll/epoll/read) instead of spinning.
-        lab::CompletionChannel channel(
-            lab::check_ptr(ibv_create_comp_channel(context.get()), "ibv_create_comp_channel"));
-        std::printf("Step 6: ibv_create_comp_channel: fd %d\n", channel->fd);
+        // program can sleep (poll/epoll/read) instead of spinning. It is
+        // optional: with --no-channel the CQ gets none and can only be polled.
+        lab::CompletionChannel channel;
+        if (no_channel) {
+            std::printf("Step 6: --no-channel: no completion channel, the CQ can only be polled\n");
+        } else {
+            channel.reset(
+                lab::check_ptr(ibv_create_comp_channel(context.get()), "ibv_create_comp_channel"));
+            std::printf("Step 6: ibv_create_comp_channel: fd %d\n", channel->fd);
+        }
 
         // Step 6b: the CQ. The device may grant more entries than asked for
         // (never fewer); cq->cqe says how many it really has. cq_context is any
@@ -110,13 +119,19 @@ int main(int argc, char** argv) {
 
         // Step 6d: the event path. ibv_req_notify_cq arms the CQ: the next
         // completion puts one event on the channel. Nothing will complete
-        // here, so the wait ends by its timeout (every wait has one).
+        // here, so the wait ends by its timeout (every wait has one). A CQ
+        // without a channel takes the call too, but has no fd to wait on.
         lab::check(ibv_req_notify_cq(cq.get(), /*solicited_only=*/0), "ibv_req_notify_cq");
-        pollfd waiting{channel->fd, POLLIN, 0};
-        const int ready = poll(&waiting, 1, /*timeout ms=*/200);
-        lab::check(ready < 0 ? -1 : 0, "poll(completion channel fd)");
-        std::printf("\tibv_req_notify_cq, then poll(channel fd, 200 ms): %s\n",
-                    ready == 0 ? "timed out, no event (nothing completed)" : "an event arrived");
+        if (!channel) {
+            std::printf("\tibv_req_notify_cq: accepted, but there is no channel fd to wait on\n");
+        } else {
+            pollfd waiting{channel->fd, POLLIN, 0};
+            const int ready = poll(&waiting, 1, /*timeout ms=*/200);
+            lab::check(ready < 0 ? -1 : 0, "poll(completion channel fd)");
+            std::printf(
+                "\tibv_req_notify_cq, then poll(channel fd, 200 ms): %s\n",
+                ready == 0 ? "timed out, no event (nothing completed)" : "an event arrived");
+        }
         // (With an event, ibv_get_cq_event would read it, ibv_ack_cq_events
         // acknowledge it; lesson 10 does that.)
 
@@ -142,6 +157,11 @@ int main(int argc, char** argv) {
 
         // Step 10: clean up. The CQ must go before its channel: the channel
         // counts the CQs that use it and refuses while any exists.
+        if (!channel) {
+            lab::check(ibv_destroy_cq(cq.release()), "ibv_destroy_cq");
+            std::printf("Step 10: ibv_destroy_cq: done (no channel to destroy)\n");
+            return 0;
+        }
         const int busy = ibv_destroy_comp_channel(channel.get());
         if (busy == 0) {
             channel.release();  // destroyed after all; do not destroy it twice

@@ -14,11 +14,13 @@
 #include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -78,6 +80,14 @@ int main(int argc, char** argv) {
         "Lesson 04: an RC queue pair from RESET to RTS, and a send to itself",
         lab::kDevice | lab::kSize);
     command_line.defaults().size = 32;
+    int rnr_retry = 7;
+    command_line.app()
+        .add_option("--rnr-retry", rnr_retry, "RTS: retries after an RNR NAK; 7 = for ever")
+        ->check(CLI::Range(0, 7))
+        ->capture_default_str();
+    bool send_first = false;
+    command_line.app().add_flag("--send-first", send_first,
+                                "post the send, wait 1 s, and only then the receive");
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
@@ -183,7 +193,7 @@ int main(int argc, char** argv) {
         to_rts.sq_psn = psn;
         to_rts.timeout = 14;   // an exponent: 4.096 us * 2^14 = 67 ms per try; 0 = wait forever
         to_rts.retry_cnt = 7;  // resend an unacknowledged packet up to 7 times
-        to_rts.rnr_retry = 7;  // after an RNR NAK (no receive posted): 7 = retry forever
+        to_rts.rnr_retry = std::uint8_t(rnr_retry);  // after an RNR NAK (no receive): 7 = forever
         to_rts.max_rd_atomic = 1;
         lab::check(ibv_modify_qp(qp.get(), &to_rts,
                                  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
@@ -205,7 +215,9 @@ int main(int argc, char** argv) {
                             .lkey = receive_mr->lkey};
         ibv_recv_wr receive{.wr_id = 2, .next = nullptr, .sg_list = &receive_sge, .num_sge = 1};
         ibv_recv_wr* bad_receive = nullptr;
-        lab::check(ibv_post_recv(qp.get(), &receive, &bad_receive), "ibv_post_recv");
+        if (!send_first) {
+            lab::check(ibv_post_recv(qp.get(), &receive, &bad_receive), "ibv_post_recv");
+        }
 
         ibv_sge send_sge{.addr = reinterpret_cast<std::uintptr_t>(send_buffer.data()),
                          .length = static_cast<std::uint32_t>(send_buffer.size()),
@@ -219,9 +231,17 @@ int main(int argc, char** argv) {
         ibv_send_wr* bad_send = nullptr;
         lab::check(ibv_post_send(qp.get(), &send, &bad_send), "ibv_post_send");
         std::printf(
-            "Step 9: ibv_post_recv (wr_id 2), ibv_post_send IBV_WR_SEND %zu bytes (wr_id 1, "
-            "IBV_SEND_SIGNALED)\n",
+            "Step 9: %s, ibv_post_send IBV_WR_SEND %zu bytes (wr_id 1, IBV_SEND_SIGNALED)\n",
+            send_first ? "--send-first: no receive yet" : "ibv_post_recv (wr_id 2)",
             send_buffer.size());
+        if (send_first) {
+            // No receive waits for the message: the receiving side answers with an RNR
+            // NAK (receiver not ready), and the sender waits min_rnr_timer and tries
+            // again, rnr_retry times (7: for ever). A second later, post the receive.
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            lab::check(ibv_post_recv(qp.get(), &receive, &bad_receive), "ibv_post_recv");
+            std::printf("\t1 s later: ibv_post_recv (wr_id 2); rnr_retry is %d\n", rnr_retry);
+        }
 
         // Both completions land on the one CQ, in either order (lesson 03's ibv_poll_cq loop).
         for (int i = 0; i < 2; ++i) {

@@ -24,6 +24,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +51,7 @@ constexpr std::string_view kGreeting = "hello verbs";
 struct LessonOptions {
     bool wrong_rkey = false;
     bool wrong_address = false;
+    std::size_t inline_size = 0;  // --inline N: write N bytes, always with IBV_SEND_INLINE
 };
 
 // Step 9: one RDMA write. The remote side is named only by an address and an
@@ -88,6 +90,9 @@ int main(int argc, char** argv) {
     app.add_flag("--wrong-address", flags.wrong_address,
                  "client: write across the end of the region")
         ->excludes(wrong_rkey);
+    app.add_option("--inline", flags.inline_size,
+                   "client: write N bytes (the greeting, padded with dots), always inline")
+        ->check(CLI::Range(kGreeting.size() + 1, std::size_t{1} << 20));
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
@@ -96,6 +101,10 @@ int main(int argc, char** argv) {
             throw lab::Error("--size " + std::to_string(options.size) + " cannot hold \"" +
                              std::string(kGreeting) + "\" (hint: use at least " +
                              std::to_string(kGreeting.size() + 1) + " bytes)");
+        }
+        if (flags.inline_size > options.size) {
+            throw lab::Error("--inline " + std::to_string(flags.inline_size) +
+                             " is larger than the buffer (hint: raise -s on both sides)");
         }
 
         // Steps 1-3 (lesson 01): open the device, query the port, choose the GID.
@@ -180,9 +189,13 @@ int main(int argc, char** argv) {
             return 0;
         }
 
-        // The message including its terminating zero, so the server can print it.
-        const auto message = std::span<std::byte>(buffer).first(kGreeting.size() + 1);
+        // The message including its terminating zero, so the server can print it
+        // (--inline N: padded with dots to N bytes).
+        const auto message = std::span<std::byte>(buffer).first(
+            flags.inline_size > 0 ? flags.inline_size : kGreeting.size() + 1);
+        std::ranges::fill(message, std::byte{'.'});
         std::memcpy(message.data(), kGreeting.data(), kGreeting.size());
+        message.back() = std::byte{0};
         std::uint64_t target_addr = remote.remote_addr;
         std::uint32_t target_rkey = remote.rkey;
         if (flags.wrong_rkey) {
@@ -197,10 +210,16 @@ int main(int argc, char** argv) {
                 message.size(), remote.length - 4, remote.length);
         }
         // Small enough to travel inside the work request: IBV_SEND_INLINE lets
-        // the buffer be reused as soon as ibv_post_send returns.
+        // the buffer be reused as soon as ibv_post_send returns. Above
+        // max_inline_data the device cannot take it inline: ibv_post_send
+        // refuses the request (--inline N asks anyway, to show it).
         unsigned send_flags = IBV_SEND_SIGNALED;
-        if (message.size() <= max_inline) {
+        if (message.size() <= max_inline || flags.inline_size > 0) {
             send_flags |= IBV_SEND_INLINE;
+        }
+        if (flags.inline_size > 0) {
+            std::printf("Step 9: --inline %zu: IBV_SEND_INLINE, max_inline_data is %u\n",
+                        message.size(), max_inline);
         }
         post_write(qp.get(), message, mr->lkey, target_addr, target_rkey, send_flags);
         std::printf("Step 9: posted IBV_WR_RDMA_WRITE of \"%s\" (%zu bytes%s)\n",

@@ -178,6 +178,16 @@ int main(int argc, char** argv) {
             throw lab::Error("--size " + std::to_string(options.size) + " is too small (hint: " +
                              "each message carries an 8-byte sequence number; use -s 8 or more)");
         }
+        // Round 3's server sleeps until a solicited message, and reposts receives only
+        // when it wakes: after kReceiveDepth unsolicited ones the client's sends would
+        // meet an empty receive queue (RNR NAKs, retried for ever) and the round stall.
+        if (solicit_every > kReceiveDepth && options.iters > kReceiveDepth) {
+            throw lab::Error("--solicit-every " + std::to_string(solicit_every) + " is above the " +
+                             std::to_string(kReceiveDepth) +
+                             " receives the server keeps posted (hint: the server would sleep "
+                             "while the client's sends find no receive; use at most " +
+                             std::to_string(kReceiveDepth) + ")");
+        }
 
         // Steps 1-5 (lessons 01-02): device, port, GID; PD and kReceiveDepth slots of memory.
         const lab::Port port = lab::open_port(options);

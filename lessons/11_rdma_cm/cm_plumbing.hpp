@@ -53,12 +53,20 @@ struct RegionInfo {
 
 /// The options only lesson 11 has.
 struct LessonOptions {
-    std::string device;        ///< -d: the device the address must belong to; empty: any
-    std::string bind_address;  ///< -b: the server's address to listen on; empty: all
-    int hold_seconds = 0;      ///< --hold: the client waits this long before sending
+    std::string device;         ///< -d: the device the address must belong to; empty: any
+    std::string bind_address;   ///< -b: the server's address to listen on; empty: all
+    int hold_seconds = 0;       ///< --hold: the client waits this long before sending
+    std::string reject_reason;  ///< --reject: the server refuses the client, saying this
 };
 
-/// Adds -d, -b and --hold to @p command_line, bound to @p settings.
+/// The status of a REJECTED event after the server's rdma_reject: the IB CM's
+/// reject reason 28, "consumer defined" (8, "invalid service ID", means nobody listens).
+inline constexpr int kRejectedByServer = 28;
+
+/// The longest --reject text: the IB CM's reject message carries 148 bytes of private data.
+inline constexpr std::size_t kMaxRejectText = 140;
+
+/// Adds -d, -b, --hold and --reject to @p command_line, bound to @p settings.
 inline void add_lesson_options(lab::CommandLine& command_line, LessonOptions& settings) {
     command_line.app().add_option("-d,--ib-dev", settings.device,
                                   "RDMA device the address must belong to (rdma_cm chooses it)");
@@ -69,6 +77,14 @@ inline void add_lesson_options(lab::CommandLine& command_line, LessonOptions& se
                     "client: stay connected this many seconds before sending (time to look at "
                     "'rdma resource show cm_id', or to kill a side)")
         ->check(CLI::Range(0, 3600));
+    command_line.app()
+        .add_option("--reject", settings.reject_reason,
+                    "server: refuse the client with rdma_reject, this text as private data")
+        ->check([](const std::string& text) {
+            return text.empty() || text.size() > kMaxRejectText
+                       ? "needs 1 to " + std::to_string(kMaxRejectText) + " characters"
+                       : std::string();
+        });
 }
 
 /// Refuses what cannot work, in one line: a --size too small for @p minimum_size
@@ -146,7 +162,8 @@ struct CmEvent {
     std::vector<std::byte> private_data;  ///< the peer's private data, if any
 };
 
-/// Set after the client's first rejected attempt, so that its retries do not flood the output.
+/// Set after the client's first rejected attempt, so that its retries do not flood the output
+/// (a rejection by the server's rdma_reject is still printed).
 inline bool quiet_retries = false;
 
 /// Reads the next event of @p channel, or throws once @p deadline passes.
@@ -168,9 +185,10 @@ inline CmEvent get_cm_event(rdma_event_channel* channel, Clock::time_point deadl
     if (data != nullptr) {
         copy.private_data.assign(data, data + event->param.conn.private_data_len);
     }
-    const bool repeated = event->event == RDMA_CM_EVENT_ADDR_RESOLVED ||
-                          event->event == RDMA_CM_EVENT_ROUTE_RESOLVED ||
-                          event->event == RDMA_CM_EVENT_REJECTED;
+    const bool repeated =
+        event->event == RDMA_CM_EVENT_ADDR_RESOLVED ||
+        event->event == RDMA_CM_EVENT_ROUTE_RESOLVED ||
+        (event->event == RDMA_CM_EVENT_REJECTED && event->status != kRejectedByServer);
     if (!(quiet_retries && repeated)) {
         std::printf("  CM event: %s (status %d)\n", rdma_event_str(event->event), event->status);
     }
@@ -282,14 +300,14 @@ inline const char* qp_state(ibv_qp* qp) {
     return lab::qp_state_name(attr.qp_state);
 }
 
-/// Prints what the CM set on the connected QP of @p id: peer, QPNs, state,
-/// access flags, read/atomic depths and retry counts (ibv_query_qp).
+/// Prints what the CM set on the connected QP of @p id: peer, QPNs, state, the
+/// source GID index, access flags, read/atomic depths and retry counts (ibv_query_qp).
 inline void print_connection(rdma_cm_id* id) {
     ibv_qp_attr attr{};
     ibv_qp_init_attr init{};
     lab::check(
         ibv_query_qp(id->qp, &attr,
-                     IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_ACCESS_FLAGS |
+                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_ACCESS_FLAGS |
                          IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_RETRY_CNT |
                          IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT | IBV_QP_PATH_MTU,
                      &init),
@@ -308,8 +326,9 @@ inline void print_connection(rdma_cm_id* id) {
                 id->qp->qp_num, attr.dest_qp_num, lab::qp_state_name(attr.qp_state));
     const int access = attr.qp_access_flags;
     std::printf(
-        "  set by the CM: access%s%s%s, max_rd_atomic %u, max_dest_rd_atomic %u, "
+        "  set by the CM: GID index %u, access%s%s%s, max_rd_atomic %u, max_dest_rd_atomic %u, "
         "retry_cnt %u, rnr_retry %u\n",
+        unsigned(attr.ah_attr.grh.sgid_index),
         access & IBV_ACCESS_REMOTE_WRITE ? " REMOTE_WRITE" : "",
         access & IBV_ACCESS_REMOTE_READ ? " REMOTE_READ" : "",
         access & IBV_ACCESS_REMOTE_ATOMIC ? " REMOTE_ATOMIC" : "", unsigned(attr.max_rd_atomic),

@@ -87,6 +87,14 @@ int run_server(const lab::Options& options, const LessonOptions& settings) {
     check_device(id.get(), settings.device);
     std::printf("Step 3: connection request on device %s\n",
                 ibv_get_device_name(id->verbs->device));
+    if (!settings.reject_reason.empty()) {
+        // rdma_reject refuses the request instead; its private data says why.
+        const auto& reason = settings.reject_reason;
+        lab::check(rdma_reject(id.get(), reason.c_str(), std::uint8_t(reason.size() + 1)),
+                   "rdma_reject");
+        std::printf("Step 8: rdma_reject, private data \"%s\"\n", reason.c_str());
+        return 0;
+    }
 
     // Steps 4-6 (lessons 02-03) on the device the request came in on.
     lab::ProtectionDomain pd = lab::alloc_pd(id->verbs);
@@ -110,8 +118,7 @@ int run_server(const lab::Options& options, const LessonOptions& settings) {
     lab::post_receive(id->qp, receive_buffer, mr->lkey, 1);
 
     // Step 8: rdma_accept moves the QP to RTR and RTS with the client's QPN
-    // and PSN, then answers, carrying our region in private data. (rdma_reject
-    // would refuse the client, which then sees REJECTED.)
+    // and PSN, then answers, carrying our region in private data.
     const RegionInfo region = region_info(write_region, mr->rkey);  // network byte order
     rdma_conn_param accept_parameters = connection_parameters(&region, sizeof region);
     lab::check(rdma_accept(id.get(), &accept_parameters), "rdma_accept");
@@ -176,11 +183,17 @@ ClientConnection try_to_connect(const lab::Options& options, const LessonOptions
     // accept, moves our QP to RTR and RTS, then reports ESTABLISHED.
     rdma_conn_param connect_parameters = connection_parameters(nullptr, 0);
     lab::check(rdma_connect(id, &connect_parameters), "rdma_connect");
-    std::printf("Step 8: rdma_connect sent the request; QP state %s until the answer\n",
-                qp_state(id->qp));
+    if (!quiet_retries) {
+        std::printf("Step 8: rdma_connect sent the request; QP state %s until the answer\n",
+                    qp_state(id->qp));
+    }
     const CmEvent answer = get_cm_event(connection.channel.get(), deadline, "ESTABLISHED");
+    if (answer.type == RDMA_CM_EVENT_REJECTED && answer.status == kRejectedByServer) {
+        throw lab::Error("the server rejected us: \"" + lab::text_in(answer.private_data) +
+                         "\" (its rdma_reject's private data)");
+    }
     if (answer.type == RDMA_CM_EVENT_REJECTED) {
-        return connection;
+        return connection;  // status 8: nobody listens on that port yet; try again
     }
     expect_event(answer, RDMA_CM_EVENT_ESTABLISHED);
     connection.server_region = region_from(answer);

@@ -143,13 +143,15 @@ int run_server(const lab::Options& options) {
 
 int run_client(const lab::Options& options) {
     const AddressInfo address = resolve(options.server, options.tcp_port);
-    ibv_qp_init_attr attributes = qp_attributes();
     // Steps 2-8: rdma_create_ep resolves the address and route and creates the
     // QP; rdma_connect takes it to RTS. A server not listening yet refuses
-    // (ECONNREFUSED): a refused id cannot connect again, so each try takes a new one.
+    // (ECONNREFUSED): a refused id cannot connect again, so each try takes a new one,
+    // with fresh attributes: rdma_create_ep writes the CQs it made into them, and
+    // those go with the refused id.
     Endpoint server;
     for (;;) {
         rdma_cm_id* raw = nullptr;
+        ibv_qp_init_attr attributes = qp_attributes();
         lab::check(rdma_create_ep(&raw, address.get(), nullptr, &attributes), "rdma_create_ep");
         server.reset(raw);
         if (rdma_connect(server.get(), nullptr) == 0) {

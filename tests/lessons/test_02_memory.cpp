@@ -94,6 +94,17 @@ TEST_CASE("02_memory registers one buffer four times with distinct keys", "[less
     check_keys(registrations(larger.out), 65536);
 }
 
+TEST_CASE("02_memory -s 1: each MR pins a whole page (VmPin)", "[lesson02]") {
+    const auto result = run({lesson("02_memory"), "-s", "1"});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    check_keys(registrations(result.out), 1);
+    // One page of a one-byte buffer, pinned once for each of the four MRs.
+    const long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+    CHECK(contains(result.out, "pinned by this process (VmPin): " + std::to_string(4 * page_kib) +
+                                   " kB, whole pages for each MR"));
+}
+
 TEST_CASE("02_memory shows EINVAL, EBUSY and ENOMEM with their errno text", "[lesson02]") {
     const auto result = run({lesson("02_memory")});
     INFO(result.out << result.err);
@@ -203,6 +214,18 @@ TEST_CASE("02_memory as an unprivileged user meets the memlock limit at once", "
     CHECK(contains(result.out,
                    "ibv_reg_mr(1 MiB), CAP_IPC_LOCK off: Cannot allocate memory (ENOMEM)"));
     CHECK_FALSE(contains(result.out, "CAP_IPC_LOCK on"));
+
+    // The README's "Things to try": a 4 KiB limit, and 64 KiB to register.
+    const auto limited =
+        run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c",
+             "ulimit -l 4; exec " + lesson("02_memory") + " -s 65536"});
+    INFO(limited.out << limited.err);
+    CHECK(limited.exit_code == 1);
+    CHECK(contains(limited.err, "libibverbs: Warning: RLIMIT_MEMLOCK is 4096 bytes."));
+    CHECK(contains(limited.err,
+                   "error: ibv_reg_mr failed: Cannot allocate memory (hint: is the memlock limit "
+                   "('ulimit -l') too low?)"));
+    CHECK_FALSE(contains(limited.out, "lkey"));  // the first registration already failed
 }
 
 #else

@@ -31,14 +31,38 @@ std::pair<long, long> cq_sizes(const std::string& out) {
 }  // namespace
 
 TEST_CASE("03_completion_queue gets at least the CQ size it asks for", "[lesson03]") {
-    for (const char* requested : {"1", "100", "1000", "32767"}) {
+    // rxe grants 2^k - 1 entries, the smallest such number not below the request
+    // (the README's "Sizes" and "Things to try").
+    const std::pair<const char*, long> rxe_grants[] = {
+        {"1", 1}, {"16", 31}, {"100", 127}, {"1000", 1023}, {"32767", 32767}};
+    for (const auto& [requested, expected] : rxe_grants) {
         const auto result = run({lesson("03_completion_queue"), "--cqe", requested});
         INFO("--cqe " << requested << "\n" << result.out << result.err);
         REQUIRE(result.exit_code == 0);
         const auto [asked, granted] = cq_sizes(result.out);
         CHECK(asked == std::stol(requested));
         CHECK(granted >= asked);
+        if (contains(result.out, "opened rxe")) {
+            CHECK(granted == expected);
+        }
     }
+}
+
+TEST_CASE("03_completion_queue --no-channel: a CQ without a channel can be armed, not waited on",
+          "[lesson03]") {
+    const auto result = run({lesson("03_completion_queue"), "--no-channel"});
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.out,
+                   "Step 6: --no-channel: no completion channel, the CQ can only be polled"));
+    CHECK_FALSE(contains(result.out, "ibv_create_comp_channel"));
+    CHECK(contains(result.out, "ibv_poll_cq(empty CQ, up to 4): returned 0"));
+    CHECK(
+        contains(result.out, "ibv_req_notify_cq: accepted, but there is no channel fd to wait on"));
+    CHECK_FALSE(contains(result.out, "poll(channel fd"));
+    CHECK(contains(result.out, "Step 10: ibv_destroy_cq: done (no channel to destroy)"));
+    CHECK_FALSE(contains(result.out, "EBUSY"));
+    CHECK(result.err.empty());
 }
 
 TEST_CASE("03_completion_queue polls an empty CQ and times out waiting for an event",
@@ -105,7 +129,11 @@ TEST_CASE("03_completion_queue rejects bad input with one line and a non-zero ex
                             {{"--cqe", "lots"}, "--cqe"},
                             {{"--comp-vector", "-1"}, "--comp-vector"},
                             {{"--comp-vector", "100000"}, "--comp-vector 100000 is out of range"},
+                            {{"--no-channel", "yes"}, "yes"},
                             // Above the device's max_cqe (32767 on rxe): the verb itself refuses.
+                            {{"--cqe", "40000"},
+                             "ibv_create_cq failed: Invalid argument (hint: the number of entries "
+                             "must be between 1 and the device's max_cqe"},
                             {{"--cqe", "100000000"}, "ibv_create_cq failed: Invalid argument"},
                         });
 }

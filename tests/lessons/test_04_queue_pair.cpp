@@ -118,6 +118,35 @@ TEST_CASE("04_queue_pair receives exactly the message it sent itself", "[lesson0
     }
 }
 
+TEST_CASE("04_queue_pair --send-first: RNR NAKs, retried for ever, or fatal with --rnr-retry 0",
+          "[lesson04]") {
+    // The send goes out a second before any receive is posted.
+    const auto patient = run({lesson("04_queue_pair"), "--send-first"});
+    INFO(patient.out << patient.err);
+    REQUIRE(patient.exit_code == 0);
+    CHECK(contains(patient.out, "Step 9: --send-first: no receive yet, ibv_post_send IBV_WR_SEND"));
+    CHECK(contains(patient.out, "rnr_retry 7)"));  // the RTS line of ibv_query_qp
+    const auto late = patient.out.find("1 s later: ibv_post_recv (wr_id 2); rnr_retry is 7");
+    const auto received =
+        patient.out.find("completion: wr_id 2, status success, opcode IBV_WC_RECV");
+    const auto sent = patient.out.find("completion: wr_id 1, status success, opcode IBV_WC_SEND");
+    REQUIRE(late != std::string::npos);
+    REQUIRE(received != std::string::npos);
+    REQUIRE(sent != std::string::npos);
+    CHECK(late < received);  // the send completed only after the receive was posted
+    CHECK(late < sent);
+    CHECK(contains(patient.out, "all 32 received bytes equal the sent ones"));
+
+    const auto impatient = run({lesson("04_queue_pair"), "--send-first", "--rnr-retry", "0"});
+    INFO(impatient.out << impatient.err);
+    CHECK(contains(impatient.out, "rnr_retry 0)"));
+    lab::test::check_one_error_line(
+        impatient,
+        "send to itself: work completion failed: RNR retry counter exceeded (status 13, wr_id 1");
+    CHECK(contains(impatient.err, "hint: receiver not ready"));
+    CHECK_FALSE(contains(impatient.out, "received bytes equal"));
+}
+
 TEST_CASE("04_queue_pair honours -g: the link-local GID works for a QP talking to itself",
           "[lesson04]") {
     const auto result = run({lesson("04_queue_pair"), "-g", "0"});
@@ -292,6 +321,9 @@ TEST_CASE("04_queue_pair rejects bad input with one line and a non-zero exit",
                             {{"-i", "7"}, "port 7 is out of range"},
                             {{"-s", "0"}, "--size"},
                             {{"-s", "huge"}, "--size"},
+                            {{"--rnr-retry", "8"}, "--rnr-retry: Value 8 not in range 0 to 7"},
+                            {{"--rnr-retry", "-1"}, "--rnr-retry"},
+                            {{"--send-first", "now"}, "now"},
                         });
 }
 

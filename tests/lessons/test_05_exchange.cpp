@@ -4,9 +4,17 @@
 #include <chrono>
 #include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "support/catch.hpp"
 #include "support/pair.hpp"
+#include "support/process.hpp"
+
+using lab::test::lesson;
+using lab::test::Process;
+using lab::test::run;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -58,4 +66,60 @@ TEST_CASE("05_exchange connects two QPs: each side's remote line is the other's 
     CHECK(client.out.find("client: both sides are in RTS") != std::string::npos);
     // The memory region each side advertises arrives intact (-s default 4096).
     CHECK(served.out.find(", 4096 bytes") != std::string::npos);
+}
+
+// The README's "Things to try", run as it writes them.
+
+TEST_CASE("05_exchange: a client started first waits for the server, then both connect",
+          "[lesson05]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("05_exchange"), "-p", port, "--timeout", "30"};
+    auto client_argv = base;
+    client_argv.push_back("127.0.0.1");
+    Process client(client_argv);
+    REQUIRE(client.wait_for_output("client: connecting to 127.0.0.1:" + port, 20s));
+    std::this_thread::sleep_for(2s);  // refused, and refused again: nobody listens yet
+    const auto served = run(base, 40s);
+    const auto connected = client.wait(30s);
+    INFO("server: " << served.out << served.err << "\nclient: " << connected.out << connected.err);
+    CHECK(served.exit_code == 0);
+    CHECK(connected.exit_code == 0);
+    CHECK(connected.err.empty());  // the refused attempts print nothing
+    CHECK(connected.out.find("client: both sides are in RTS") != std::string::npos);
+    CHECK(served.out.find("server: both sides are in RTS") != std::string::npos);
+}
+
+TEST_CASE("05_exchange --hold: rdma resource show qp lists the two connected QPs in RTS",
+          "[lesson05]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {
+        lesson("05_exchange"), "-p", port, "--timeout", "30", "--hold", "5"};
+    Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    auto client_argv = base;
+    client_argv.push_back("127.0.0.1");
+    Process client(client_argv);
+    REQUIRE(client.wait_for_output("holding for 5 s", 20s));
+    REQUIRE(server.wait_for_output("holding for 5 s", 20s));
+    const auto shown = run({"/usr/bin/rdma", "resource", "show", "qp"}, 20s);
+    const auto client_done = client.wait(30s);
+    const auto server_done = server.wait(30s);
+    INFO("rdma resource show qp:\n"
+         << shown.out << shown.err << "\nclient: " << client_done.out
+         << "\nserver: " << server_done.out);
+    REQUIRE(shown.exit_code == 0);
+    CHECK(client_done.exit_code == 0);
+    CHECK(server_done.exit_code == 0);
+    // Each side's QP, in RTS, connected to the other: one's rqpn is the other's lqpn.
+    const Address client_local = address_line(client_done.out, "local");
+    const Address server_local = address_line(server_done.out, "local");
+    const auto qp_line = [&](const Address& own, const Address& peer) {
+        return std::regex(
+            "lqpn " + std::to_string(std::stoul(own.qpn, nullptr, 16)) + " rqpn " +
+            std::to_string(std::stoul(peer.qpn, nullptr, 16)) + " type RC state RTS rq-psn " +
+            std::to_string(std::stoul(peer.psn, nullptr, 16)) + " sq-psn " +
+            std::to_string(std::stoul(own.psn, nullptr, 16)) + R"( .*comm 05_exchange)");
+    };
+    CHECK(std::regex_search(shown.out, qp_line(client_local, server_local)));
+    CHECK(std::regex_search(shown.out, qp_line(server_local, client_local)));
 }

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,4 +108,24 @@ TEST_CASE("05_exchange --no-grh: RoCE refuses a path by LID alone at RTR, on bot
                              "RoCE has no LIDs: set ah_attr.is_global = 1 and the peer's GID)");
         CHECK(side->out.find("is in state RTS") == std::string::npos);
     }
+}
+
+TEST_CASE("05_exchange: ibv_rc_pingpong's text message fails the server's magic check",
+          "[lesson05][bad-input]") {
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    Process server({lesson("05_exchange"), "-p", port, "--timeout", "20"});
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    // The GID index the server chose: ibv_rc_pingpong takes no other way to it.
+    std::smatch match;
+    const std::string first_lines = server.so_far().out;
+    REQUIRE(std::regex_search(first_lines, match,
+                              std::regex(R"(device (\S+), port 1, GID index (\d+))")));
+    const auto pingpong = run(
+        {"/usr/bin/ibv_rc_pingpong", "-d", match[1], "-g", match[2], "-p", port, "127.0.0.1"}, 30s);
+    const auto served = server.wait(30s);
+    INFO("ibv_rc_pingpong: " << pingpong.out << pingpong.err);
+    CHECK(pingpong.exit_code != 0);
+    check_one_error_line(served,
+                         "bad connection message: magic 0x30303030, expected 0x52564c58 (hint: "
+                         "something else answered on this TCP port; check -p)");
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/expect.hpp"
 #include "support/pair.hpp"
 #include "support/process.hpp"
 
@@ -85,4 +86,32 @@ TEST_CASE("06_send_recv --rnr-demo: a send without a posted receive fails with s
     CHECK(client.out.find("receiver not ready") != std::string::npos);
     CHECK(client.out.find("post the receive before the peer sends") != std::string::npos);
     CHECK(server.out.find("received") == std::string::npos);  // nothing arrived
+}
+
+TEST_CASE("06_send_recv -s 8192 on the client only: the server's receives are too small",
+          "[lesson06]") {
+    const auto [server, client] = lab::test::run_pair("06_send_recv", {"-n", "20"},
+                                                      {.ready_text = "local address",
+                                                       .program_timeout = "30",
+                                                       .client_deadline = 100s,
+                                                       .server_deadline = 100s,
+                                                       .client_only = {"-s", "8192"}});
+    INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
+    // The greeting (34 bytes) fits; the first 8192-byte message of the ping-pong does not.
+    CHECK(server.out.find("server: received 34 bytes") != std::string::npos);
+    CHECK(server.out.find("ping-pong of 20 messages of 4096 bytes") != std::string::npos);
+    CHECK(client.out.find("ping-pong of 20 messages of 8192 bytes") != std::string::npos);
+    // rxe reports the receive as a local QP operation error (the standard's
+    // IBV_WC_LOC_LEN_ERR), and the sender learns of it as a remote operation error.
+    lab::test::check_one_error_line(
+        client, "send: work completion failed: remote operation error (status 11");
+    // The server's line depends on which reaches it first: its failed receive,
+    // or the client's exit (a failed completion makes every wait look at the
+    // peer's socket first).
+    const bool receive_failed =
+        server.err.find("receive: work completion failed: local QP operation error (status 2") !=
+        std::string::npos;
+    const bool peer_gone = server.err.find("the peer closed the connection") != std::string::npos;
+    CHECK(receive_failed != peer_gone);
+    lab::test::check_one_error_line(server, "error: ");
 }

@@ -10,6 +10,7 @@
 
 #include "lab/verbs.hpp"
 #include "support/catch.hpp"
+#include "support/expect.hpp"
 #include "support/pair.hpp"
 #include "support/process.hpp"
 #include "support/rxe.hpp"
@@ -82,4 +83,36 @@ TEST_CASE("rxe refuses inline data above max_inline_data with EINVAL", "[lesson0
     ibv_send_wr* bad = nullptr;
     INFO("max_inline_data " << attr.cap.max_inline_data);
     CHECK(ibv_post_send(pair.a.get(), &wr, &bad) == EINVAL);
+}
+
+TEST_CASE("07_rdma_write --inline N: inline up to max_inline_data, refused one byte above",
+          "[lesson07]") {
+    // How much the device granted, from the lesson's own Step 7 line.
+    const auto [plain_server, plain_client] = run_pair("07_rdma_write", {});
+    std::smatch match;
+    REQUIRE(std::regex_search(plain_client.out, match,
+                              std::regex(R"(max_inline_data granted: (\d+) bytes)")));
+    const std::string granted = match[1];
+    const std::string above = std::to_string(std::stoul(granted) + 1);
+
+    const auto [server, client] = run_pair("07_rdma_write", {"--inline", granted});
+    INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
+    REQUIRE(server.exit_code == 0);
+    REQUIRE(client.exit_code == 0);
+    CHECK(client.out.find("--inline " + granted + ": IBV_SEND_INLINE, max_inline_data is " +
+                          granted) != std::string::npos);
+    CHECK(client.out.find("(" + granted + " bytes, inline)") != std::string::npos);
+    // The greeting, padded with dots to N bytes with its zero: N - 12 dots.
+    const std::string padded = "hello verbs" + std::string(std::stoul(granted) - 12, '.');
+    CHECK(server.out.find("the server's buffer holds: \"" + padded + "\"") != std::string::npos);
+
+    const auto [refusing_server, refused] = run_pair("07_rdma_write", {"--inline", above});
+    INFO("server: " << refusing_server.out << refusing_server.err << "\nclient: " << refused.out
+                    << refused.err);
+    lab::test::check_one_error_line(
+        refused,
+        "ibv_post_send(IBV_WR_RDMA_WRITE) failed: Invalid argument (hint: an inline payload above "
+        "max_inline_data, or a full send queue?)");
+    CHECK(refused.out.find("posted IBV_WR_RDMA_WRITE") == std::string::npos);
+    lab::test::check_one_error_line(refusing_server, "the peer closed the connection");
 }

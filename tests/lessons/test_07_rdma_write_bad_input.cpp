@@ -37,6 +37,11 @@ TEST_CASE("07_rdma_write rejects bad input with one line and a non-zero exit",
         check_one_error_line(run(with(base, {"--wrong-rkey", "--wrong-address"}), 20s), "excludes");
         // The measuring modes left the lesson for bench_07_rdma_write.
         check_one_error_line(run(with(base, {"--bw"}), 20s), "--bw");
+        // --inline N: at least the greeting and its zero, at most the buffer.
+        check_one_error_line(run(with(base, {"--inline", "5"}), 20s), "--inline");
+        check_one_error_line(run(with(base, {"--inline", "5000"}), 20s),
+                             "--inline 5000 is larger than the buffer (hint: raise -s on both "
+                             "sides)");
     }
     SECTION("server not running: the client gives up after --timeout") {
         check_server_not_running(base, "could not connect");

@@ -45,6 +45,21 @@ TEST_CASE("09_rdma_read: max_rd_atomic and max_dest_rd_atomic are what --rd-atom
     CHECK(client.out.find("device max_qp_rd_atom ") != std::string::npos);
 }
 
+TEST_CASE("09_rdma_read --no-fence: the echo is posted unfenced and arrives whole", "[lesson09]") {
+    const auto [server, client] = run_pair("09_rdma_read", {"--no-fence"});
+    INFO("server: " << server.out << server.err << "\nclient: " << client.out << client.err);
+    REQUIRE(server.exit_code == 0);
+    REQUIRE(client.exit_code == 0);
+    CHECK(client.out.find("posted IBV_WR_SEND of the same bytes (no fence)") != std::string::npos);
+    CHECK(client.out.find("IBV_SEND_FENCE") == std::string::npos);
+    CHECK(client.out.find("read completed: success, byte_len 31") != std::string::npos);
+    // Nothing orders the send after the read: the echo may carry what the buffer held
+    // before. The server says which, and sent back all 31 bytes either way.
+    const bool matched = server.out.find("(it matches)") != std::string::npos;
+    const bool stale = server.out.find("(NOT what the buffer holds)") != std::string::npos;
+    CHECK(matched != stale);
+}
+
 // The measuring modes live in bench/09_rdma_read.cpp (./lab bench runs it
 // against perftest); here they must print perftest's columns, right.
 TEST_CASE("bench_09_rdma_read --bw and --lat report like ib_read_bw and ib_read_lat",
@@ -70,6 +85,13 @@ TEST_CASE("bench_09_rdma_read --bw and --lat report like ib_read_bw and ib_read_
     CHECK(column_after_header(bandwidth, 0) == 4096);
     CHECK(column_after_header(bandwidth, 1) == 300);
     CHECK(column_after_header(bandwidth, 2) > 0);
+    // The README's "Things to try": one read in flight of 64 KiB.
+    const std::string one_in_flight =
+        run_bench({"--bw", "-s", "65536", "-n", "100", "--rd-atomic", "1"});
+    CHECK(one_in_flight.find("64 reads posted at a time, at most 1 in flight (max_rd_atomic)") !=
+          std::string::npos);
+    CHECK(column_after_header(one_in_flight, 0) == 65536);
+    CHECK(column_after_header(one_in_flight, 2) > 0);
 
     const std::string latency = run_bench({"--lat", "-s", "64", "-n", "100"});
     const double t_min = column_after_header(latency, 2);

@@ -39,6 +39,9 @@ TEST_CASE("10_events rejects bad input with one line and a non-zero exit",
         check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");
         check_one_error_line(run(with(base, {"--rate", "0"}), 20s), "--rate");
         check_one_error_line(run(with(base, {"--solicit-every", "0"}), 20s), "--solicit-every");
+        // Above the 64 receives the server keeps posted, round 3 could never end.
+        check_one_error_line(run(with(base, {"--solicit-every", "65"}), 20s),
+                             "--solicit-every 65 is above the 64 receives the server keeps posted");
     }
     SECTION("server not running: the client gives up after --timeout") {
         check_server_not_running(base, "could not connect to 127.0.0.1:" + port);

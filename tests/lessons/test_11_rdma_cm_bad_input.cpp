@@ -39,6 +39,11 @@ TEST_CASE("11_rdma_cm rejects bad input with one line and a non-zero exit",
     SECTION("unknown device") {
         check_unknown_device(base);
     }
+    SECTION("a --reject reason that private data cannot carry") {
+        check_one_error_line(run(with(base, {"--reject", ""}), 20s), "--reject");
+        check_one_error_line(run(with(base, {"--reject", std::string(141, 'x')}), 20s),
+                             "needs 1 to 140 characters");
+    }
     SECTION("bad sizes") {
         check_one_error_line(run(with(base, {"-s", "16"}), 20s), "--size 16 is too small");
         check_one_error_line(run(with(base, {"-s", "0"}), 20s), "--size");

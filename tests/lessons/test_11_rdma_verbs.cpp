@@ -1,8 +1,10 @@
 // Lesson 11's variant with librdmacm's data path (rdma_verbs.h), on rxe: the
 // client's hello and the server's reply arrive whole, each side's QP reached
 // RTS; without a peer, the watchdog ends each side with one line.
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -47,6 +49,24 @@ TEST_CASE("11_rdma_verbs: rdma_post_send and rdma_get_recv_comp carry a message 
     CHECK(contains(server_result.out, "is in RTS"));
     CHECK(contains(client_result.out, "is in RTS"));
     CHECK(contains(server_result.out, "received 29 bytes: \"hello through rdma_post_send\""));
+    CHECK(contains(client_result.out, "received 32 bytes: \"and back through rdma_post_send\""));
+}
+
+TEST_CASE("11_rdma_verbs: a client started before the server retries, then connects",
+          "[lesson11]") {
+    // Each refused attempt takes a new endpoint; the attempt after one must
+    // not reuse what rdma_create_ep wrote into the QP attributes of the last.
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    Process client({variant(), "-p", port, "--timeout", "40", server_address()});
+    std::this_thread::sleep_for(2s);  // refused, several times over
+    Process server({variant(), "-p", port, "--timeout", "40"});
+    const auto client_result = client.wait(60s);
+    const auto server_result = server.wait(20s);
+    INFO("server:\n"
+         << server_result.out << server_result.err << "\nclient:\n"
+         << client_result.out << client_result.err);
+    CHECK(client_result.exit_code == 0);
+    CHECK(server_result.exit_code == 0);
     CHECK(contains(client_result.out, "received 32 bytes: \"and back through rdma_post_send\""));
 }
 

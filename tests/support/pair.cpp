@@ -14,6 +14,7 @@ Pair run_pair(const std::string& lesson_name, const std::vector<std::string>& fl
     argv.insert(argv.end(), flags.begin(), flags.end());
     Process server(argv);
     REQUIRE(server.wait_for_output(limits.ready_text, std::chrono::seconds(20)));
+    argv.insert(argv.end(), limits.client_only.begin(), limits.client_only.end());
     argv.push_back("127.0.0.1");
     Pair pair;
     pair.client = run(argv, limits.client_deadline);

@@ -26,11 +26,13 @@ struct PairLimits {
     std::string program_timeout = "20";  ///< --timeout given to both programs, in seconds
     std::chrono::milliseconds client_deadline = std::chrono::seconds(60);  ///< the client's run
     std::chrono::milliseconds server_deadline = std::chrono::seconds(30);  ///< the server, after it
+    /// Flags for the client only, after the common ones (a flag one side has and the other not).
+    std::vector<std::string> client_only = {};
 };
 
 /// Start lesson @p lesson_name as server on a free port with @p flags, wait for
-/// its ready line, run the client with the same flags and 127.0.0.1, then wait
-/// for the server. REQUIREs the ready line.
+/// its ready line, run the client with the same flags (and limits.client_only)
+/// and 127.0.0.1, then wait for the server. REQUIREs the ready line.
 Pair run_pair(const std::string& lesson_name, const std::vector<std::string>& flags,
               const PairLimits& limits = {});
 
