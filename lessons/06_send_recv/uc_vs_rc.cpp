@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
         const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer(options.size * messages);  // one slot per message
         const lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
-        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), int(messages) + 16);
+        // The CQ holds a completion for every receive and every send in flight (lesson 03).
+        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), int(messages + kWindow));
 
         // Step 7: the QP. The transport is qp_type; everything else is as lesson 04.
         ibv_qp_init_attr init{};
