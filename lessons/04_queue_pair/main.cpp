@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
         to_rts.qp_state = IBV_QPS_RTS;
         to_rts.sq_psn = psn;
         to_rts.timeout = 14;   // an exponent: 4.096 us * 2^14 = 67 ms per try; 0 = wait forever
-        to_rts.retry_cnt = 7;  // resend an unacknowledged packet up to 7 times
+        to_rts.retry_cnt = 6;  // resend an unacknowledged packet up to 6 times, then fail:
+                               // 7 is 7 in the standard, but "for ever" on rxe
         to_rts.rnr_retry = 7;  // after an RNR NAK (no receive posted): 7 = retry forever
         to_rts.max_rd_atomic = 1;
         lab::check(ibv_modify_qp(qp.get(), &to_rts,

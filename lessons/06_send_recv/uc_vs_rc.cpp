@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
             lab::move_to_rts(qp.get(), mine.address.psn);
             std::printf(
                 "%s: RC in RTS: timeout 14 (4.096 us x 2^14 = 67 ms before a resend), "
-                "retry_cnt 7, rnr_retry 7\n",
+                "retry_cnt 6, rnr_retry 7\n",
                 role);
         }
         connection.barrier(options.timeout);
