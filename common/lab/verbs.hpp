@@ -81,9 +81,15 @@ void move_to_rtr(ibv_qp* qp, const LocalPort& local, const PeerAddress& peer,
  * @brief RTR → RTS (lesson 04): the local send PSN, timeouts and retry counts.
  * @param rnr_retry 7 means retry forever; 0 turns a missing receive into
  *        IBV_WC_RNR_RETRY_EXC_ERR at once (lesson 06 shows it).
+ * @param retry_count resends of a packet that is not acknowledged within
+ *        @p timeout, before the send fails with IBV_WC_RETRY_EXC_ERR. 6, not 7:
+ *        the standard counts 7 as seven, but rxe counts it as "for ever"
+ *        (rxe_comp.c decrements only values below 7), and a sender to a dead
+ *        peer would never give up.
+ * @param timeout 4.096 µs × 2^timeout without an ACK before a resend (14: 67 ms).
  */
 void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic = 16,
-                 std::uint8_t rnr_retry = 7, std::uint8_t retry_count = 7,
+                 std::uint8_t rnr_retry = 7, std::uint8_t retry_count = 6,
                  std::uint8_t timeout = 14);
 
 /**

@@ -39,9 +39,12 @@ int main(int argc, char** argv) {
         for (std::size_t c = 0; c < kClients; ++c) {
             server_qps.push_back(
                 srq::create_server_qp(device.pd.get(), server_cq.get(), shared.get()));
-            client_cqs.push_back(lab::create_cq(device.context.get(), 16));
+            // A CQ per client QP, with an entry for every work request that QP may hold.
+            const lab::QueueSizes sizes;
+            client_cqs.push_back(
+                lab::create_cq(device.context.get(), int(sizes.send_wr + sizes.recv_wr)));
             client_qps.push_back(lab::create_rc_qp(device.pd.get(), client_cqs[c].get(),
-                                                   client_cqs[c].get(), lab::QueueSizes{}));
+                                                   client_cqs[c].get(), sizes));
             srq::connect_pair(device, server_qps[c].get(), client_qps[c].get());
             client_of[server_qps[c]->qp_num] = c;
         }

@@ -26,9 +26,12 @@ Resources create_resources(const std::string& device, std::uint8_t port) {
     r.gid = gid.gid;
     r.lid = attr.lid;
     r.pd = lab::alloc_pd(r.context.get());
-    r.cq_a = lab::create_cq(r.context.get(), 16);
-    r.cq_b = lab::create_cq(r.context.get(), 16);
-    const lab::QueueSizes sizes;
+    // Each QP has a CQ of its own, with an entry for every work request the QP may
+    // hold: a completion of each can be waiting at once.
+    const lab::QueueSizes sizes;  // 64 sends and 64 receives, one SGE each
+    const int entries = int(sizes.send_wr + sizes.recv_wr);
+    r.cq_a = lab::create_cq(r.context.get(), entries);
+    r.cq_b = lab::create_cq(r.context.get(), entries);
     r.qp_a = lab::create_rc_qp(r.pd.get(), r.cq_a.get(), r.cq_a.get(), sizes);
     r.qp_b = lab::create_rc_qp(r.pd.get(), r.cq_b.get(), r.cq_b.get(), sizes);
     r.memory_a.assign(kBufferSize, std::byte{0});

@@ -18,9 +18,12 @@ Resources create_resources(const std::string& device, std::uint8_t port) {
     r.port = port;
     const ibv_port_attr port_attr = lab::query_port(r.context.get(), port);
     r.pd = lab::alloc_pd(r.context.get());
-    r.owner_cq = lab::create_cq(r.context.get(), 16);
-    r.peer_cq = lab::create_cq(r.context.get(), 16);
-    const lab::QueueSizes sizes;  // 64 work requests, one SGE each
+    // Each QP has a CQ of its own, with an entry for every work request the QP may
+    // hold: a completion of each can be waiting at once.
+    const lab::QueueSizes sizes;  // 64 sends and 64 receives, one SGE each
+    const int entries = int(sizes.send_wr + sizes.recv_wr);
+    r.owner_cq = lab::create_cq(r.context.get(), entries);
+    r.peer_cq = lab::create_cq(r.context.get(), entries);
     r.owner_qp = lab::create_rc_qp(r.pd.get(), r.owner_cq.get(), r.owner_cq.get(), sizes);
     r.peer_qp = lab::create_rc_qp(r.pd.get(), r.peer_cq.get(), r.peer_cq.get(), sizes);
     r.region.assign(kRegionSize, std::byte{'.'});

@@ -103,14 +103,19 @@ int main(int argc, char** argv) {
                     std::string(lab::mtu_name(port.attr.active_mtu)).c_str(), port.gid.index,
                     lab::gid_to_string(port.gid.gid).c_str());
 
-        // Steps 4-6 (lessons 02, 03): PD, two registered buffers, one CQ for both queues.
+        // Steps 4-6 (lessons 02, 03): PD, two registered buffers, one CQ for both queues,
+        // with an entry for every work request the QP below may hold: 16 sends and 16
+        // receives can all be complete and unpolled at once (lesson 03: an overrun CQ
+        // breaks the QP).
+        constexpr std::uint32_t kSendWr = 16;
+        constexpr std::uint32_t kReceiveWr = 16;
         lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> send_buffer(options.size);
         std::vector<std::byte> receive_buffer(options.size);
         lab::MemoryRegion send_mr = lab::register_memory(pd.get(), send_buffer, 0);
         lab::MemoryRegion receive_mr =
             lab::register_memory(pd.get(), receive_buffer, IBV_ACCESS_LOCAL_WRITE);
-        lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
+        lab::CompletionQueue cq = lab::create_cq(port.context.get(), kSendWr + kReceiveWr);
         std::printf("Steps 4-6: PD, send MR lkey 0x%x, receive MR lkey 0x%x, CQ of %d\n",
                     send_mr->lkey, receive_mr->lkey, cq->cqe);
 
@@ -119,9 +124,9 @@ int main(int argc, char** argv) {
         ibv_qp_init_attr init{};
         init.send_cq = cq.get();
         init.recv_cq = cq.get();
-        init.qp_type = IBV_QPT_RC;      // reliable, connected: one peer QP, acked, in order
-        init.sq_sig_all = 0;            // only sends flagged IBV_SEND_SIGNALED produce a completion
-        init.cap = {16, 16, 1, 1, 64};  // the five asked for, as the table below names them
+        init.qp_type = IBV_QPT_RC;  // reliable, connected: one peer QP, acked, in order
+        init.sq_sig_all = 0;        // only sends flagged IBV_SEND_SIGNALED produce a completion
+        init.cap = {kSendWr, kReceiveWr, 1, 1, 64};  // the five asked for, named in the table
         const ibv_qp_cap asked = init.cap;
         lab::QueuePair qp(
             lab::check_ptr(ibv_create_qp(pd.get(), &init), "ibv_create_qp",
@@ -192,7 +197,8 @@ int main(int argc, char** argv) {
         to_rts.qp_state = IBV_QPS_RTS;
         to_rts.sq_psn = psn;
         to_rts.timeout = 14;   // an exponent: 4.096 us * 2^14 = 67 ms per try; 0 = wait forever
-        to_rts.retry_cnt = 7;  // resend an unacknowledged packet up to 7 times
+        to_rts.retry_cnt = 6;  // resend an unacknowledged packet up to 6 times, then fail:
+                               // 7 is 7 in the standard, but "for ever" on rxe
         to_rts.rnr_retry = std::uint8_t(rnr_retry);  // after an RNR NAK (no receive): 7 = forever
         to_rts.max_rd_atomic = 1;
         lab::check(ibv_modify_qp(qp.get(), &to_rts,

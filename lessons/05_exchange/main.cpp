@@ -61,13 +61,15 @@ int main(int argc, char** argv) {
                     lab::gid_to_string(gid.gid).c_str());
 
         // Steps 4-7 (lessons 02-04): PD, a buffer the peer will be told about, CQ, RC QP.
+        // The CQ has an entry for every work request the QP may hold (lesson 03).
         lab::ProtectionDomain pd = lab::alloc_pd(context.get());
         std::vector<std::byte> buffer(options.size);
         const int access =
             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, access);
-        lab::CompletionQueue cq = lab::create_cq(context.get(), 16);
-        lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), lab::QueueSizes{});
+        const lab::QueueSizes sizes;  // 64 sends, 64 receives
+        lab::CompletionQueue cq = lab::create_cq(context.get(), int(sizes.send_wr + sizes.recv_wr));
+        lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
 
         // Step 8a (lesson 04): RESET → INIT needs nothing from the peer.
         lab::move_to_init(qp.get(), options.ib_port, access);

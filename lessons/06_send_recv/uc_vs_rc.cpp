@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
         const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> buffer(options.size * messages);  // one slot per message
         const lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
-        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), int(messages) + 16);
+        // The CQ holds a completion for every receive and every send in flight (lesson 03).
+        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), int(messages + kWindow));
 
         // Step 7: the QP. The transport is qp_type; everything else is as lesson 04.
         ibv_qp_init_attr init{};
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
             lab::move_to_rts(qp.get(), mine.address.psn);
             std::printf(
                 "%s: RC in RTS: timeout 14 (4.096 us x 2^14 = 67 ms before a resend), "
-                "retry_cnt 7, rnr_retry 7\n",
+                "retry_cnt 6, rnr_retry 7\n",
                 role);
         }
         connection.barrier(options.timeout);

@@ -129,12 +129,14 @@ int main(int argc, char** argv) {
                     buffer.size(), mr->lkey, mr->rkey,
                     is_server ? "LOCAL_WRITE | REMOTE_WRITE" : "none (local read only)");
 
-        // Steps 6-7 (lessons 03-04): one CQ for both queues, an RC QP. Ask for
-        // room to carry a small payload inline.
-        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
+        // Steps 6-7 (lessons 03-04): an RC QP, and one CQ for both its queues with
+        // an entry for every work request they may hold (lesson 03). Ask for room to
+        // carry a small payload inline.
         lab::QueueSizes sizes;
         sizes.recv_wr = 1;  // no receive is ever posted: writes consume none
         sizes.inline_data = 64;
+        const lab::CompletionQueue cq =
+            lab::create_cq(port.context.get(), int(sizes.send_wr + sizes.recv_wr));
         const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
 
         // The device may grant more inline room than asked for, never less

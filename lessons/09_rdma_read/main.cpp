@@ -143,10 +143,12 @@ int main(int argc, char** argv) {
             buffer[kServerText.size()] = std::byte{0};
         }
 
-        // Steps 6-7 (lessons 03-04): CQ and RC QP.
-        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 4);
-        const lab::QueuePair qp =
-            lab::create_rc_qp(pd.get(), cq.get(), cq.get(), {.send_wr = 2, .recv_wr = 1});
+        // Steps 6-7 (lessons 03-04): CQ and RC QP. The client has a read and a send
+        // outstanding, the server one receive: the CQ has an entry for each (lesson 03).
+        const lab::QueueSizes sizes{.send_wr = 2, .recv_wr = 1};
+        const lab::CompletionQueue cq =
+            lab::create_cq(port.context.get(), int(sizes.send_wr + sizes.recv_wr));
+        const lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
 
         // Step 8 (lesson 05): INIT, the exchange of addresses and the region,
         // RTR, RTS. The QP must grant remote reads too (qp_access_flags), or

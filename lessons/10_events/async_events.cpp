@@ -139,20 +139,24 @@ int main(int argc, char** argv) {
         std::printf("Step 1-3: %s port %u, async_fd %d\n", ibv_get_device_name(context->device),
                     port.number, context->async_fd);
 
-        // Steps 4-7 (lessons 02-04): PD, memory, CQ, an SRQ and two RC QPs.
+        // Steps 4-7 (lessons 02-04): PD, memory, CQ, an SRQ and two RC QPs. The one
+        // CQ has an entry for every work request the QPs and the SRQ may hold (lesson 03).
         const lab::ProtectionDomain pd = lab::alloc_pd(context);
         std::vector<std::byte> buffer(5 * 64);  // four receive slots, then the message
         const lab::MemoryRegion mr = lab::register_memory(
             pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-        const lab::CompletionQueue cq = lab::create_cq(context, 32);
+        const lab::QueueSizes sizes{.send_wr = 4, .recv_wr = 1};  // we post one send at a time
+        constexpr std::uint32_t kSrqSlots = 4;
+        const lab::CompletionQueue cq =
+            lab::create_cq(context, int(2 * (sizes.send_wr + sizes.recv_wr) + kSrqSlots));
         ibv_srq_init_attr srq_init{};
-        srq_init.attr.max_wr = 4;
+        srq_init.attr.max_wr = kSrqSlots;
         srq_init.attr.max_sge = 1;
         const lab::SharedReceiveQueue srq(
             lab::check_ptr(ibv_create_srq(pd.get(), &srq_init), "ibv_create_srq"));
-        const lab::QueuePair sender = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), {});
+        const lab::QueuePair sender = lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes);
         const lab::QueuePair receiver =
-            lab::create_rc_qp(pd.get(), cq.get(), cq.get(), {}, srq.get());
+            lab::create_rc_qp(pd.get(), cq.get(), cq.get(), sizes, srq.get());
 
         // Step 8 (lesson 04): each QP's peer is the other one, on the same port and GID.
         const std::uint32_t sender_psn = lab::random_psn();
@@ -172,7 +176,7 @@ int main(int argc, char** argv) {
         // Event 1: the SRQ limit. Four receives posted, armed at 2: the third
         // send leaves one, below the limit.
         const std::span<std::byte> message = std::span(buffer).last(64);
-        for (std::uint64_t slot = 0; slot < 4; ++slot) {
+        for (std::uint64_t slot = 0; slot < kSrqSlots; ++slot) {
             ibv_sge sge{reinterpret_cast<std::uintptr_t>(buffer.data() + 64 * slot), 64, mr->lkey};
             ibv_recv_wr wr{};
             wr.wr_id = slot;

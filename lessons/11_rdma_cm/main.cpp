@@ -36,16 +36,17 @@ constexpr std::size_t kMinimumSize = 64;  // both lines fit, with their terminat
 
 // responder_resources: RDMA reads/atomics we serve at once (it also decides
 // REMOTE_READ/ATOMIC access); initiator_depth: those we issue. retry_count:
-// retries after a transport timeout; rdma_accept ignores it (rdma_accept(3)).
-// rnr_retry_count is asked of the PEER: how often its sends retry while we
-// have no receive posted (7: for ever).
+// retries after a transport timeout (6: rxe takes 7 as "for ever", as lesson
+// 04 says); rdma_accept ignores it (rdma_accept(3)). rnr_retry_count is asked
+// of the PEER: how often its sends retry while we have no receive posted
+// (7: for ever).
 rdma_conn_param connection_parameters(const void* private_data, std::uint8_t length) {
     rdma_conn_param parameters{};
     parameters.private_data = private_data;
     parameters.private_data_len = length;
     parameters.responder_resources = 1;
     parameters.initiator_depth = 1;
-    parameters.retry_count = 7;
+    parameters.retry_count = 6;
     parameters.rnr_retry_count = 7;
     return parameters;
 }

@@ -39,6 +39,8 @@ namespace {
 // The server's words, by index into its region; the lock is taken this often by each client.
 enum Word : std::size_t { kCounter, kLock, kProtected };
 constexpr std::size_t kLockRounds = 200;
+// Each QP: a client waits for every request before it posts the next; the server posts nothing.
+constexpr lab::QueueSizes kQueueSizes{.send_wr = 1, .recv_wr = 1};
 
 // The options only this lesson has.
 struct LessonOptions {
@@ -105,7 +107,7 @@ int run_server(const lab::Options& options, const LessonOptions& settings, const
     std::vector<lab::Connection> connections;
     lab::Listener listener(options.tcp_port);
     for (std::size_t client = 1; client <= settings.clients; ++client) {
-        qps.push_back(lab::create_rc_qp(pd, cq, cq, lab::QueueSizes{}));
+        qps.push_back(lab::create_rc_qp(pd, cq, cq, kQueueSizes));
         connections.push_back(
             lab::connect_qp(qps.back().get(), port, listener.accept(options.timeout),
                             {.access = access, .region = mr.get()}, options.timeout)
@@ -138,7 +140,7 @@ int run_client(const lab::Options& options, const LessonOptions& settings, const
     const auto word = std::as_writable_bytes(std::span(&slot, 1));
     lab::MemoryRegion mr = lab::register_memory(pd, word, IBV_ACCESS_LOCAL_WRITE);
 
-    lab::QueuePair qp = lab::create_rc_qp(pd, cq, cq, lab::QueueSizes{});  // steps 7-8 (04-05)
+    lab::QueuePair qp = lab::create_rc_qp(pd, cq, cq, kQueueSizes);  // steps 7-8 (04-05)
     auto [peer, connection] = lab::connect_qp(qp.get(), port, options);
     std::uint64_t counter = peer.remote_addr + kCounter * sizeof(std::uint64_t);
     const std::uint64_t lock = peer.remote_addr + kLock * sizeof(std::uint64_t);
@@ -242,7 +244,11 @@ int main(int argc, char** argv) {
         const lab::Port port = lab::open_port(options);
         require_atomics(port.context.get());
         const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
-        const lab::CompletionQueue cq = lab::create_cq(port.context.get(), 16);
+        // One CQ for every QP of this side (the server has one per client), with an
+        // entry for every work request those QPs may hold (lesson 03).
+        const std::size_t qp_count = options.is_server() ? settings.clients : 1;
+        const lab::CompletionQueue cq = lab::create_cq(
+            port.context.get(), int(qp_count * (kQueueSizes.send_wr + kQueueSizes.recv_wr)));
         // Step 10: the owners are destroyed in reverse order when these return.
         return options.is_server() ? run_server(options, settings, port, pd.get(), cq.get())
                                    : run_client(options, settings, port, pd.get(), cq.get());

@@ -39,8 +39,9 @@ Owner create_owner() {
     Owner o;
     o.context = lab::open_device("");
     o.pd = lab::alloc_pd(o.context.get());
-    o.cq = lab::create_cq(o.context.get(), 16);
-    o.qp = lab::create_rc_qp(o.pd.get(), o.cq.get(), o.cq.get(), lab::QueueSizes{});
+    const lab::QueueSizes sizes;
+    o.cq = lab::create_cq(o.context.get(), int(sizes.send_wr + sizes.recv_wr));  // room for all
+    o.qp = lab::create_rc_qp(o.pd.get(), o.cq.get(), o.cq.get(), sizes);
     o.region.assign(mw::kRegionSize, std::byte{'.'});
     return o;
 }
