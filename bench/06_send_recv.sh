@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Lesson 06's ping-pong side by side with ibv_rc_pingpong (rdma-core's example,
 # package ibverbs-utils): same device, GID index, message size and iteration
 # count, in one run, alternating the two programs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_07_rdma_write: lesson 07's RDMA write, measured the way perftest's
 // ib_write_bw (--bw) and ib_write_lat (--lat) measure it. bench/07_rdma_write.sh
 // runs it side by side with them (`./lab bench`); the lesson itself only

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Lesson 07 side by side with perftest: its write, measured by
 # bench_07_rdma_write (bench/07_rdma_write.cpp), --bw against ib_write_bw and
 # --lat against ib_write_lat, on the same device, with the same sizes,

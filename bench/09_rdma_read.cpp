@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The measuring side of lesson 09: RDMA read bandwidth and latency, printed
 // like perftest's ib_read_bw and ib_read_lat, so that bench/09_rdma_read.sh
 // can set the two side by side. The set-up is lesson 09's (REMOTE_READ on the

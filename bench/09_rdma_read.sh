@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Lesson 09 side by side with perftest: its measuring program (bench/09_rdma_read.cpp,
 # lesson 09's set-up and reads) --bw against ib_read_bw, --lat against
 # ib_read_lat, on the same device, with the same sizes, iteration counts,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_12_atomics: lesson 12's fetch-and-add, measured the way perftest's
 // ib_atomic_bw (--depth D: D atomics in flight) and ib_atomic_lat (--depth 1:
 // one at a time) measure it. bench/12_atomics.sh runs it side by side with

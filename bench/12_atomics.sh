@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Lesson 12 side by side with perftest: its fetch-and-add, measured by
 # bench_12_atomics (bench/12_atomics.cpp), against ib_atomic_bw and
 # ib_atomic_lat -A FETCH_AND_ADD,

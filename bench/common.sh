@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # What the benchmark scripts share (bench/NN_name.sh, bench/exNN_name.sh):
 # finding the device, starting a server and its client, reading figures from

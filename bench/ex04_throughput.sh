@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Exercise 04 side by side with perftest: the reference solution's
 # stream_sends (sol04_throughput; in the student edition, which has no
 # solutions, the student's ex04_throughput) against ib_send_bw on the same

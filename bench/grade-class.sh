@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The grading benchmark: ./lab grade --class on a made-up class of STUDENTS
 # submissions (default 30) of every exercise, timed from start to
 # gradebook. It runs on this host (grading boots its own micro-VM); the target

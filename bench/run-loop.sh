@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The student's run loop, timed: `./lab run LESSON` through the lab machine
 # (warm: the program built, the machine up) against the throwaway micro-VM
 # that boots for every run (RDMA_LAB_MACHINE=never), alternately, side by

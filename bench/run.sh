@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every benchmark of the course and print one table (what `./lab bench` runs
 # on the RDMA target: the host's device or the micro-VM's rxe0).
 #

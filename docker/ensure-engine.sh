@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Make sure a Docker engine answers, for the image test and for class set-up.
 #
 #   docker/ensure-engine.sh [--install]

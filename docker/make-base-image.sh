@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Provide the image the Dockerfile starts FROM (debian:bookworm) without a
 # registry: when the engine does not have it yet, build it from Debian's
 # package mirror with debootstrap and import it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the reference documentation with Doxygen: the top README as the main
 # page, every lesson, exercise and solution README, the class containers'
 # guide (docker/README.md), the readings and project ideas, and the

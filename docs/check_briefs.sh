@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every public declaration of common/lab has a brief description: the first
 # sentence of its comment, which Doxygen shows in every list of members (a
 # comment of only @param lines leaves the lists blank). Runs Doxygen with XML

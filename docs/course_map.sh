@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The map between the lessons and the course library (common/lab/*.hpp), read
 # from the sources so that it cannot go stale: a header is taught in the
 # earliest lesson its comments name ("taught in lesson 01", "(lesson 03)"), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Doxygen input filter for the headers of common/lab (FILTER_PATTERNS in
 # docs/Doxyfile): appends to each header's file page the lesson that teaches
 # it and the lessons that use it, read from the sources by docs/course_map.sh,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Doxygen input filter for the Markdown pages (FILTER_PATTERNS in docs/Doxyfile).
 # The READMEs link files by their place in the repository, which reads well
 # on a forge; in the built documentation (a flat html/ folder):

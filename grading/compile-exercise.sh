@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Compile one student's edited files of one exercise and link them with the
 # course's objects. Runs inside grading/host-sandbox.sh, where /course holds
 # the staged course (read-only), /src the student's files (read-only) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ./lab export: the repositories a class hands to its students, made from this
 # one (the instructor's, which keeps the solutions).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ./lab grade: run the exercise checks on your work, on a whole class, or
 # package them for Gradescope.
 #

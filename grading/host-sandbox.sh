@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run a command on this host where it sees almost nothing: ./lab grade uses it
 # to unpack submissions and to compile students' files, so that neither an
 # archive nor a source file can reach what is not theirs (an #include of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The grading run inside the micro-VM (one boot for a whole class): for every
 # student and exercise whose program was built, run the exercise's check
 # program against it. The check programs run as root here; each starts the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Take from one submission the files a student edits, and nothing else. Runs
 # inside grading/host-sandbox.sh: /in holds the submission (read-only; a
 # folder, or one .zip or .tar.gz file), /course the staged course, /out the

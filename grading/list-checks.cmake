@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # After a check program is linked: write the names of its checks (Catch2 test
 # cases), one a line, to OUTPUT, for ./lab grade's reports (a check that never
 # ran, say because the student's file does not compile, is still listed).

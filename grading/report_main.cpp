@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lab_grade_report: turns the files of a grading run into scores and reports
 // (grading/grade.sh calls it; see grading/grade/report.hpp).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what the course needs from the distribution's packages (verified on
 # Debian 12 and 13; Ubuntu should work). Used by './lab setup', './lab test',
 # the Dockerfile and the Debian userlands of './lab test --distro', so the list

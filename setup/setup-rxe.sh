@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Create a Soft-RoCE device on the host: setup/setup-rxe.sh [NETDEV] [RXE_NAME]
 #
 # Idempotent: when an rxe device already sits on NETDEV it only reports it.

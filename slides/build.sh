@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Render the slide decks (slides/*.md and the Chinese ones, slides/zh-CN/*.md,
 # Marp Markdown) to HTML, check their layout in a headless Chromium, and print
 # the PDFs: each deck, a handout per deck (several slides a page, with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what rendering and checking the slides needs, where it is missing:
 # Node.js with npm, Chromium, the fonts the theme names (DejaVu, and Noto
 # Sans CJK SC for the Chinese decks; Debian packages, with apt as root or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 03 on rxe: CQ size, empty poll, destroy order, and bad input.
 # The same source builds twice: LAB_BAD_INPUT_ONLY keeps only the bad-input
 # cases, so that they carry the bad-input label and the others do not.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 04 on rxe: QP caps, the state walk, the message it sent itself, and bad input.
 # The same source builds twice: LAB_BAD_INPUT_ONLY keeps only the bad-input
 # cases, so that they carry the bad-input label and the others do not.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 05 and the socket exchange it teaches (common/lab/exchange.cpp).
 lab_add_test(test_exchange unit/test_exchange.cpp
   LABELS unit TIMEOUT 60)

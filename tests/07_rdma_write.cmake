@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 07: RDMA write, with server and client started for real on rxe.
 lab_add_test(test_07_rdma_write lessons/test_07_rdma_write.cpp
   LABELS lesson rxe two-process TIMEOUT 180 DEPENDS 07_rdma_write)

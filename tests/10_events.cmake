@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 10: completion events against busy polling, two processes on rxe.
 lab_add_test(test_10_events lessons/test_10_events.cpp
   LABELS lesson rxe two-process TIMEOUT 300 DEPENDS 10_events)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 11: the hello world connected by rdma_cm, two processes on rxe.
 lab_add_test(test_11_rdma_cm lessons/test_11_rdma_cm.cpp
   LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 11_rdma_cm 01_devices)

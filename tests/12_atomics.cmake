@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lesson 12: atomics from several clients on one server's words, on rxe.
 lab_add_test(test_12_atomics lessons/test_12_atomics.cpp
   LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 12_atomics)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The class containers (docker/README.md).
 #
 # The class image: build it, then run a lesson and its tests in a container

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Tests of the slides and the reference documentation (label docs). The drift
 # test and the Doxygen check need no npm, Chromium or network; the
 # slides_layout tests install what they need on first use.

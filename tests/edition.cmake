@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The course as a class adopts it: licences, points, the student edition.
 
 # Every source, script, build file and page names its licence in an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The exercises' checks and the grading machinery (grading/, exercises/README.md).
 #
 # An exercise is graded by two programs: check_NN_name (course code only)

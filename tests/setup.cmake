@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The machine's set-up (setup/): ./lab doctor. It looks at the machine, not at
 # an RDMA device, so it carries the label `host`: ./lab test runs it on the
 # build host (or in the release's userland with --distro), not in the micro-VM.

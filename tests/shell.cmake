@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Static checks of the sources. They need no RDMA device, so they carry the
 # label `host`: ./lab test runs them on the build host, not in the micro-VM.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The course's tools that are not lessons (tools/).
 
 # roce-decode, the decoder behind ./lab capture, on a recorded capture and on bad input.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Two hosts on a wire and the wire view (vm/README.md).
 #
 # The label `two-hosts` marks tests that boot micro-VMs themselves, so they

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ./lab capture: watch a lesson on the wire.
 #
 #   vm/capture.sh [--preset P | --build-dir DIR] [--pcap FILE] [--limit N] [--netem SPEC] LESSON [ARGS...]

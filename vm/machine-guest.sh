@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The lab machine's service, inside the micro-VM (vm-guest.sh hands over to it
 # once rxe0 is up): an SSH server on the control card for ./lab shell and
 # ./lab run, a line in /run/lab/ready for the host, and a watch that powers

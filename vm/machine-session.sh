@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # One session in the lab machine (vm/machine.sh starts it over SSH): the
 # command runs in the folder the user was in on the host, with the variables
 # the host passed.

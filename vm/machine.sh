@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The lab machine: one micro-VM with rxe0 that stays up in the background, so
 # that lessons run at once and any number of terminals share it (./lab up,
 # down, status, shell; ./lab run uses it when it is up).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run one command inside a throwaway micro-VM that has a Soft-RoCE device.
 #
 #   vm/microvm.sh [--timeout SECONDS] [--userland DIR] [WIRE OPTIONS] [--] [COMMAND...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run a command where RDMA works: on the host's own RDMA device when it has an
 # active one (creating rxe0 first when running as root on a kernel with
 # rdma_rxe), otherwise inside the micro-VM.

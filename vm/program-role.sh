@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # How a program of the course runs: prints "server-client" (start it without
 # an argument, then again with the server's address) or "one-process".
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run a two-process lesson: the server, then the client pointed at it.
 #
 #   vm/run-pair.sh PROGRAM [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run a lesson across a wire: two micro-VMs, each with its own network card,
 # its own IPv4 address and its own rxe0 on that card, joined by a virtual
 # Ethernet cable (qemu's socket netdev: frames travel as UDP datagrams over the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A fresh Debian userland for ./lab test --distro: a root filesystem of one
 # release (bookworm = Debian 12, trixie = Debian 13) made with debootstrap from
 # Debian's mirror, the course's packages installed in it by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs inside the micro-VM, in the host's (read-only) root filesystem, after
 # vm-init.sh mounted it. Brings up a Soft-RoCE device on a dummy netdev (or,
 # on a wire, on the network card) and runs the command the host left in /run/lab/command. Its exit status becomes

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: MIT
 # shellcheck shell=dash
 # /init of the micro-VM's initramfs. It runs under busybox before any real root
 # exists: load the virtio and 9p modules, mount the host's root filesystem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file check.hpp
  * @brief The course's one convention for reporting failures (taught in lesson 01).

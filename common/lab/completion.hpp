@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file completion.hpp
  * @brief Waiting for work completions (lessons 03 and 10), and explaining failed ones (lesson 04).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "lab/connect.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file connect.hpp
  * @brief Step 8 with a peer in one call, as lesson 05 writes it out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "lab/device.hpp"
 
 #include <arpa/inet.h>

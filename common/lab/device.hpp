@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file device.hpp
  * @brief Steps 1 to 3: device, port and GID selection (taught in lesson 01).

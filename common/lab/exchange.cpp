@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "lab/exchange.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file exchange.hpp
  * @brief The socket exchange of QP information between two processes (taught in lesson 05).

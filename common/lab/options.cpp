@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "lab/options.hpp"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file options.hpp
  * @brief One command line for every lesson, the one ibv_rc_pingpong users know (lesson 01).

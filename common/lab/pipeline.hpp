@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file pipeline.hpp
  * @brief Keeping many work requests in flight with selective signaling (lesson 07's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file report.hpp
  * @brief Printing what a program measured the way perftest does (the measuring

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file resources.hpp
  * @brief RAII owners for verbs objects (each taught by the lesson named on it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "lab/verbs.hpp"
 
 #include <cerrno>

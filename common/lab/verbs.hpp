@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file verbs.hpp
  * @brief Steps 4 to 9 of the verbs flow in one call each, for the lessons after they were taught.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file wait.hpp
  * @brief Every wait ends: at its timeout (lesson 03), or as soon as the peer is gone (lesson 05).

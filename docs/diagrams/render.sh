@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Render every diagram source (*.dot, Graphviz) in this folder to SVG. The SVGs
 # are committed, so reading the docs and slides does not need Graphviz; run this
 # after changing a .dot file and commit both.

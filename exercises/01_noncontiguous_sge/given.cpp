@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 01, the given part: layouts, posting and waiting, and a loopback
 // pair of connected QPs. Nothing to change here; read it, you will call it.
 #include <infiniband/verbs.h>

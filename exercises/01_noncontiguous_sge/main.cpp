@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 01: non-contiguous data — the program that tries and measures your functions.
 //
 // With --block-size, --block-num and --stride it moves that one layout with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file sge.hpp
  * @brief Exercise 01: moving non-contiguous data with scatter/gather entries.

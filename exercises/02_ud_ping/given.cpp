@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 02, the given part. Nothing to change here.
 #include <optional>
 #include <string>

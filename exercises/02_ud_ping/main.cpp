@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 02: UD ping — the program that uses your functions.
 //
 // Two UD QPs of this process, A and B, each with an address handle for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file ud.hpp
  * @brief Exercise 02: unreliable datagrams (UD) — ping between two UD QPs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 03, the given part. Nothing to change here.
 #include <optional>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 03: an SRQ server — the program that uses your functions.
 //
 // One server, three clients, all in this process: the server has one RC QP

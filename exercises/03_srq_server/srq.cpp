@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 03, your part: a shared receive queue and its limit event.
 // README.md explains the task. Every function ends in todo(...), which throws
 // "TODO: <function> is not written yet"; replace it with your code.

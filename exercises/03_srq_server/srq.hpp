@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file srq.hpp
  * @brief Exercise 03: one server, several clients, one shared receive queue (SRQ).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 04, the given part: the loopback connection, the receiver that
 // checks every message, and the counted ibv_post_send. Nothing to change here.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 04: send bandwidth — the program that measures your stream_sends.
 //
 // Streams -n messages of -s bytes from QP A to QP B (one process, through

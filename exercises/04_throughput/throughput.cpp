@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 04, your part: send bandwidth. README.md explains the task.
 // Every function ends in todo(...), which throws "TODO: <function> is not
 // written yet"; replace it with your code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file throughput.hpp
  * @brief Exercise 04: send bandwidth — inline data, selective signaling, lists of work requests.

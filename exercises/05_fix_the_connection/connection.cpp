@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 05: the connection code. It compiles, and it is wrong: each
 // function below has one classic mistake. Run the program, read the error,
 // find the mistake, fix it, run again (README.md explains how to read errors).

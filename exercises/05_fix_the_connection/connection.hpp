@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file connection.hpp
  * @brief Exercise 05: a connection with five classic mistakes. Find them by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 05, the given part: creating the resources, the RDMA write, and
 // the program's steps in order. Nothing to fix here.
 #include <algorithm>

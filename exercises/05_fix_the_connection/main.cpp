@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 05: fix the connection — the program to run until it works.
 //
 // Connects two RC QPs of this process (A and B), then moves data from A to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 06, the given part: resources, connecting, the writes that fault,
 // and the program's steps in order. Nothing to change here.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 06: recover a QP — the program to run until it works.
 //
 // Connects two RC QPs of this process (A and B), makes a fault (an RDMA

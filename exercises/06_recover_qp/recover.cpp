@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 06, your part: drain the CQ after a fault, recover the QP, pause
 // the send queue. README.md explains the task.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file recover.hpp
  * @brief Exercise 06: after a fault, drain the CQ, bring the QP back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 07, the given part: the two connected QPs, the peer's writes and
 // its send with invalidate, and the program's steps in order.
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 07: a memory window — the program to run until it works.
 //
 // Connects two RC QPs of this process: the owner registers a 16 KiB region

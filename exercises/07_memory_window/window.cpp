@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 07, your part: a region, a type 2 window bound to part of it, and
 // the two ways of revoking the window. README.md explains the task. Every
 // function ends in todo(...), which throws "TODO: <function> is not written

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file window.hpp
  * @brief Exercise 07: lend a peer a narrow window of a larger region with a

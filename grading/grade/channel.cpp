@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "channel.hpp"
 
 #include <poll.h>

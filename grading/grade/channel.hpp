@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file channel.hpp
  * @brief The messages a check and the student's program exchange while a check runs.

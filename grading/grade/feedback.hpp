@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file feedback.hpp
  * @brief How a check says why it failed: what it expected, what it saw, a hint.

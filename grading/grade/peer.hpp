@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file peer.hpp
  * @brief The check's own side of the RDMA traffic, and what the kernel says about the program's

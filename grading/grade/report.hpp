@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file report.hpp
  * @brief Scores and reports of ./lab grade: points, the gradebook, text, JUnit, Gradescope, GitHub.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writes one line per check to the file LAB_GRADE_RESULTS names, for ./lab grade:
 //
 //     pass|fail <TAB> check name <TAB> first reason it failed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file sandbox.hpp
  * @brief Run a student's program where it can harm nothing but its own scratch space.

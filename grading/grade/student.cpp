@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "student.hpp"
 
 #include <unistd.h>

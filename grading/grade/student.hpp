@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file student.hpp
  * @brief A check's handle on the student's program: start it, talk to it, watch it.

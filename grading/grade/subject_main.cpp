@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "subject_main.hpp"
 
 #include <signal.h>

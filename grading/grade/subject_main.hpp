@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file subject_main.hpp
  * @brief The course's side of a student's program built for grading.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file trace.hpp
  * @brief See the work requests a student's program really hands to the device.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ./lab grade --gradescope: the autograder package for Gradescope (and for
 # GitHub Classroom's workflow).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Gradescope runs this once, as root, when it builds the autograder's image
 # (Ubuntu; /autograder/source holds this package). It installs what grading
 # needs and builds the course's check programs and objects once, so that a

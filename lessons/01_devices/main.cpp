@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 01: devices — steps 1 to 3 of the verbs flow.
 //
 // Finds the RDMA devices of this machine, opens one, and asks it what it can

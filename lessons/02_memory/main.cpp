@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 02: memory — steps 4 and 5 of the verbs flow.
 //
 // Allocates a protection domain (PD) and registers a buffer in it as a memory

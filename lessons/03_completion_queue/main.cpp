@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 03: completion queue — step 6 of the verbs flow.
 //
 // Creates a completion channel and a completion queue (CQ) tied to it, and

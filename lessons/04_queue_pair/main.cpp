@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 04: queue pair — steps 7 and 8 of the verbs flow, and a first message.
 //
 // Creates a reliable-connected (RC) queue pair and walks it RESET -> INIT ->

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 05: exchange — step 8 with a real peer.
 //
 // Two processes each build a QP (steps 1-7, taught in lessons 01-04). To

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 06: send and receive — steps 9 and 10, the whole hello world.
 //
 // Two processes connect their RC QPs as in lesson 05. Then the data moves:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 06, variant: unreliable connected (UC) against reliable connected (RC).
 //
 // Both are connected transports: one QP talks to one QP, and both carry SEND

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 07, variant: hello verbs, the whole program in raw verbs in one file.
 //
 // Lessons 01-07 build a verbs program one step at a time and hand each step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 07: RDMA write — a one-sided operation.
 //
 // The server registers a buffer that peers may write (IBV_ACCESS_REMOTE_WRITE)

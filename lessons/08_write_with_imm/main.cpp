@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 08: RDMA write with immediate — data in place, plus a doorbell.
 //
 // A plain RDMA write (lesson 07) leaves the receiver unaware that anything

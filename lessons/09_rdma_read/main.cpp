@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 09: RDMA read — fetch a peer's memory without its CPU.
 //
 // The server registers a buffer with IBV_ACCESS_REMOTE_READ only, fills it

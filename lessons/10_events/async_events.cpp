@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 10, variant: the device's asynchronous events.
 //
 // Completions are not the only thing a device reports. Events that belong to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 10: completion events — sleep until the CQ has something, instead of polling.
 //
 // Busy polling (ibv_poll_cq in a loop, lessons 03-09) answers fastest and keeps one CPU core

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file cm_plumbing.hpp
  * @brief Lesson 11's plumbing around librdmacm: owners, bounded event waits, hints.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 11: rdma_cm — lessons 05/06's hello world, connected by librdmacm.
 //
 // Lessons 05 and 06 swapped QPN, PSN and GID over TCP and walked each QP

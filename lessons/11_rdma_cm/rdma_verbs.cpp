@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 11, variant: the same kind of connection with librdmacm's own data
 // path, the helpers of <rdma/rdma_verbs.h>, next to the verbs main.cpp uses.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 12: atomics — fetch-and-add and compare-and-swap on a peer's memory.
 //
 // An RDMA atomic reads an 8-byte word of the peer's memory, changes it and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starts the headless Chromium that the slide tools measure and print with:
 // Debian's chromium (or CHROME_PATH), driven by playwright-core from npm.
 import { existsSync } from 'node:fs';

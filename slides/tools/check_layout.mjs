@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The layout check of the rendered slide decks: every slide's content must fit
 // its frame, stay clear of the footer, and no text may be smaller than the
 // footer (which itself must be at least 16 px). Measured in a real headless

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Prints what a class takes home, with the headless Chromium of browser.mjs:
 //  - a handout per deck, NAME-handout.pdf: A4 pages with several slides each,
 //    every slide beside its speaker notes (the deck's HTML comments, which

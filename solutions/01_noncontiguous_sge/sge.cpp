@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 01, reference solution: zero-copy gather/scatter with several SGEs
 // per work request, and the pack-and-copy baseline.
 #include <infiniband/verbs.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 02, reference solution: UD QPs, address handles, the GRH.
 #include <infiniband/verbs.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 03, reference solution: a shared receive queue and its limit event.
 #include <poll.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 04, reference solution: inline sends, one signaled every N, lists
 // of work requests, the send queue kept full but never over-full.
 #include <algorithm>

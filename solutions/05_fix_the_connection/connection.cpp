@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 05, reference solution: the five mistakes fixed, each with the
 // error it caused.
 #include <infiniband/verbs.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 06, the reference solution: drain the CQ after a fault, recover
 // the QP (RESET -> INIT -> RTR -> RTS), pause the send queue (SQD).
 #include <infiniband/verbs.h>

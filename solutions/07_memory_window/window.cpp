@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 07, solved: a region, a type 2 window bound to part of it, and the
 // two ways of revoking the window.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_07_rdma_write, lesson 07's write measured like perftest, with two real
 // processes on the rxe device: each mode reports numbers in perftest's table,
 // the server's CPU still does no work, a dead peer ends the measuring loop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_12_atomics, lesson 12's fetch-and-add measured like perftest, with two
 // real processes on the rxe device: the rate and the latency are reported, no
 // addition is lost, and a dead peer ends the measuring loop.

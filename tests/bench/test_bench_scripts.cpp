@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The benchmark scripts (bench/*.sh) on the rxe device: a measured program
 // that fails leaves its row without a figure ("n/a") and says so, instead of
 // ending ./lab bench without a word.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The class image, for real: build it, then in containers, as the student,
 # run a lesson and the lesson tests through the micro-VM, check the clear
 # messages for a container started without what RDMA needs, and run the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The 'docs' test of the Doxygen comments: runs doxygen over common/lab/*.hpp
 # with warnings as errors (docs/build.sh --headers-only). First it makes sure
 # the check can fail at all: a header with an undocumented function must be

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The 'slides' tests: the layout check of the rendered decks (slides/build.sh
 # --no-pdf, which measures every slide in a headless Chromium).
 #

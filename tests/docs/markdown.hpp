@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file markdown.hpp
  * @brief What the docs tests read in the course's Markdown pages and Marp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The course pages around the lessons: every lesson's README ends with its
 // self-check questions, the instructor's answers answer each of them, and
 // nothing a student reads points at the instructor's material (which the

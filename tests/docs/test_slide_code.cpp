@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The drift check: code on the slides must still be code in the lessons.
 //
 // A C or C++ code block in a deck (slides/*.md) names the file it quotes in its

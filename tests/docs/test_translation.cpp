@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Chinese edition stays in step with the English one (tests/docs/translation.hpp):
 //  - twins: docs/twins.md lists every page that needs a Chinese twin, and
 //    says which are translated; a translated page must exist, and must not

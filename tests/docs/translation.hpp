@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file translation.hpp
  * @brief The checks that keep the Chinese (zh-CN) edition in step with the

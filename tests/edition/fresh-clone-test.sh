@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The editions on their own, as a class gets them.
 #
 # The student edition: ./lab export --student, a fresh git clone of it, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What ./lab export writes (grading/export.sh), read file by file: the
 // student edition keeps the course and leaves out the solutions, the
 // instructor's own checks and guide, and everything built on the solutions;

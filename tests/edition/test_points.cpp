@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The points of the exercises agree everywhere: grading/points.conf (what
 // ./lab grade counts), each exercise's README ("Points"), its deck (the
 // "Points" slide), the table of exercises/README.md, the gradebook and

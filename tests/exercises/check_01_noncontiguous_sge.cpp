@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks of exercise 01 (non-contiguous data with scatter/gather entries).
 //
 // This program contains no student code. Each check starts the student's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks of exercise 02 (UD ping).
 //
 // This program contains no student code. Each check starts the student's

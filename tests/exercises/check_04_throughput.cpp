@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks of exercise 04 (send bandwidth). Correctness only: every
 // message arrives whole and in order, the send queue is never over-posted,
 // inline data, selective signaling and lists of work requests are used.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks of exercise 05 (fix the connection): one per function the
 // student fixes, and one for the whole program.
 //

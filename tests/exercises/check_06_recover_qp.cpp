@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks of exercise 06 (recover a QP): one per function the student
 // writes. This program contains no student code. Each check starts the
 // student's program (subject_06_recover_qp.cpp linked with their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks of exercise 07 (memory window): one per function the student
 // writes.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 01 built for grading: the course's main() around the student's
 // sge.cpp. The check (check_01_noncontiguous_sge.cpp) drives one session per
 // check: it says which queue pair to set up and which of the student's

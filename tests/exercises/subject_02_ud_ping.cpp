@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 02 built for grading: the course's main() around the student's
 // ud.cpp. Each scenario is the student's half of one check in
 // check_02_ud_ping.cpp: the check owns a UD QP of its own and judges from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 03 built for grading: the course's main() around the student's
 // srq.cpp. Each scenario is the student's half of one check in
 // check_03_srq_server.cpp: this program is the server, the check owns the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 04 built for grading: the course's main() around the student's
 // throughput.cpp. Each scenario is the student's half of one check in
 // check_04_throughput.cpp, which watches the work requests this program

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 05 built for grading: the course's main() around the student's
 // connection.cpp. Each scenario is the student's half of one check in
 // check_05_fix_the_connection.cpp, which starts this program in the sandbox

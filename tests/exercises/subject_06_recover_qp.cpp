@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 06 built for grading: the course's main() around the student's
 // recover.cpp. Each scenario is the student's half of one check in
 // check_06_recover_qp.cpp; everything but the function under check is done

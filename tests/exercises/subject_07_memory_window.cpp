@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exercise 07 built for grading: the course's main() around the student's
 // window.cpp. Each scenario is the student's half of one check in
 // check_07_memory_window.cpp, which starts this program in the sandbox, plays

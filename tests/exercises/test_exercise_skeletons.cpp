@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checks can fail: every exercise's check program, run against the
 // student's program built from the untouched skeleton (subject_exNN_name),
 // fails every check, and the failures name every function the skeleton

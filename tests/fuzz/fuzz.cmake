@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The fuzz target of the exchange parser (tests/fuzz/fuzz_exchange.cpp), built
 # with clang's libFuzzer, AddressSanitizer and UBSan, whatever compiler builds
 # the rest, and registered as a short bounded CTest run (label fuzz).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for lab::decode_info, the parser of the one message a
 // peer sends over the network (lesson 05). Whatever the bytes, it must either
 // return a ConnectionInfo or throw lab::Error: no crash, no other exception,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Gradescope package, for real: build it (./lab grade --gradescope), make
 # an image the way Gradescope makes one (the package unpacked in
 # /autograder/source, run_autograder copied to /autograder, setup.sh run as

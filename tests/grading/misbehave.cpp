@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A stand-in for a student's program that misbehaves on purpose, for
 // test_sandbox: each scenario does one of the things a submission must not
 // be able to get away with (hang, sleep, crash, fork, eat memory, flood its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The GitHub Classroom workflow template (grading/github-classroom/classroom.yml),
 // as far as it can be tried without GitHub: the command it runs exists and
 // takes those options, and what that command writes to $GITHUB_OUTPUT is

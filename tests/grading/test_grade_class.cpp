@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ./lab grade --class, for real: a class of submissions graded in one run
 // (one micro-VM boot), on exercises 03 and 05. Some students did the work,
 // some did not, some handed in something broken (it does not compile, a file

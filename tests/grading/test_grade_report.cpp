@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scores and reports of ./lab grade (grading/grade/report.cpp), from files as
 // a grading run leaves them: the points file, build statuses, the lines the
 // check programs write; and every output format: gradebook CSV, text,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The sandbox a student's program runs in (grading/grade/sandbox.cpp), with
 // a program that misbehaves on purpose (misbehave.cpp): whatever it does, it
 // ends with one clear reason, and it cannot reach outside its scratch space.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file text_files.hpp
  * @brief What the grading tests do with files: read one, write one, decode base64.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 01 on the real device: what it prints must agree with ibv_devinfo -v,
 // and bad input must end in one clear line and a non-zero exit.
 #include <map>

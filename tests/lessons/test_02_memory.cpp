@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 02 on the real device: the keys it printed, the three refusals with
 // their real error codes, and one clear line for bad input. Then, with raw
 // verbs, what a peer meets at address 0 of a ZERO_BASED region and of one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 03 on the real device: the CQ size granted, the empty poll, the
 // channel that refuses to go before its CQ, and one clear line for bad input.
 #include <regex>

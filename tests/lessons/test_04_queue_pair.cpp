@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 04 on the real device: the granted QP caps, the states in order,
 // the refused transitions, the message the QP sent itself, and bad input.
 // Then, with raw verbs, what the READMEs say of QP states on rxe: the path

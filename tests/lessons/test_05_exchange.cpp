@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 05 with two real processes on the rxe device: the address lines each
 // side prints must match the other side's, both QPs must reach RTS, and every
 // bad input ends in one clear line, a non-zero exit and no hang.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 06 with two real processes on the rxe device: the greeting arrives
 // byte for byte, the ping-pong reports what ibv_rc_pingpong reports, and
 // --rnr-demo produces IBV_WC_RNR_RETRY_EXC_ERR (status 13) and explains it.

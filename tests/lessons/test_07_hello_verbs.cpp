@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 07's variant hello_verbs (raw verbs in one file, no common/), with server and client
 // started for real on rxe: the greeting lands in the server's buffer, each side reaches RTS
 // and ends with the orderly drain of step 10; bad input, a wrong rkey, a peer that sends

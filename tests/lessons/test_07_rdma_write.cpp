@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 07 with two real processes on the rxe device: the bytes the client
 // writes must arrive in the server's buffer while the server's CQ stays empty.
 // (The measuring modes are bench_07_rdma_write's: tests/bench/test_bench_07_rdma_write.cpp.)

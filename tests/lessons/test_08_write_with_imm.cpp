@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 08 with two real processes on the rxe device: each write with
 // immediate must land in its slot and raise one receive completion carrying
 // the slot number; the send with immediate must land in the receive buffer.

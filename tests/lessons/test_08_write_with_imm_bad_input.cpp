@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 08 given bad input, on the rxe device: each case ends in one clear
 // line on stderr, a non-zero exit and no hang.
 #include <signal.h>

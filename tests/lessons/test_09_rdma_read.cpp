@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 09 with two real processes on the rxe device: the client must read
 // back exactly what the server's buffer holds, echo it behind a fence, and the
 // read limits asked for must be the ones the QPs report.

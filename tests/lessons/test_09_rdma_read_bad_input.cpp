@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 09 given bad input, on the rxe device: each case ends in one clear
 // line on stderr, a non-zero exit and no hang; a wrong rkey or an address past
 // the end of the region completes with IBV_WC_REM_ACCESS_ERR.

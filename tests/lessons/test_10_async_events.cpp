@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 10's variant on rxe: the asynchronous events the program provokes
 // arrive, each about the right object, in order: the SRQ limit, the sender's
 // SQ drained (and the QP back in RTS), then the fault; with --port-events, the

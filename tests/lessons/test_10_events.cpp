@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 10 on rxe: a server and a client for real. Every message of the three
 // rounds must arrive in order, and the server must print its CPU time per
 // message for busy polling and for events; solicited-only arming must wake

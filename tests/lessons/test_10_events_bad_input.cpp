@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 10 given bad input on rxe: one clear line, a non-zero exit, no hang.
 #include <signal.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 11 on rxe: server and client connected by rdma_cm for real. Each side
 // must print the CM events of its flow in order, the server must receive the
 // hello message, and the line the client wrote with the rkey from the

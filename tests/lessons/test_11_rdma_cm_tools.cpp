@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 11's README: rdma-core's own tools as the first check that RDMA works,
 // run for real on the rxe device exactly as the README shows them. rping,
 // udaddy and rdma_server/rdma_client connect through rdma_cm (by IP address);

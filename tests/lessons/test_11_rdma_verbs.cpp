@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 11's variant with librdmacm's data path (rdma_verbs.h), on rxe: the
 // client's hello and the server's reply arrive whole, each side's QP reached
 // RTS; without a peer, the watchdog ends each side with one line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 12 on rxe: one server, three clients, all for real. The counter
 // must end at clients x iters, every client must take and release the lock
 // its 200 times, and the word the lock protects (incremented

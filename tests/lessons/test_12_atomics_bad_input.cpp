@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lesson 12 given bad input on rxe, including atomics the device must refuse:
 // one clear line, a non-zero exit, no hang, on both sides.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ./lab doctor (setup/doctor.sh): it names the release and the versions of the
 // tools that matter, and warns when the combination is not one CI verifies.
 #include <unistd.h>

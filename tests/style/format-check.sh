@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every C++ file of the course is formatted as the repository's .clang-format
 # says: common/, lessons/, exercises/, solutions/, tests/, tools/, bench/.
 # Prints each file that is not, with the command that fixes it. Exit 77

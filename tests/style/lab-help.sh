@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `./lab COMMAND --help` prints the usage and exits 0 for every command that
 # would otherwise build, boot the micro-VM or hand --help to another program.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every shell script of the course passes shellcheck: *.sh and scripts with a
 # shell #! line in docker/, vm/, setup/, bench/, grading/, slides/, docs/, tests/, plus
 # ./lab and .ci/run. Exit 77 (reported as skipped) when shellcheck is missing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every file of the course names its licence in an SPDX-License-Identifier
 # line in its first five lines (README.md, "Licence"):
 #   - code (C++, shell, CMake, JavaScript, CSS, gnuplot, the build and tool

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file catch.hpp
  * @brief Include this, not Catch2 directly: it works with Catch2 v2 and v3.

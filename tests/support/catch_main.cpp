@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Catch2 v2 needs one translation unit to define main(); v3 links Catch2WithMain.
 #if LAB_CATCH_VERSION < 3
 #define CATCH_CONFIG_MAIN

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Runs after a Catch2 test program is linked: lists its test cases and writes a
 # CTest file with one test per case, each with the program's labels and
 # timeout. (Catch2's own catch_discover_tests cannot give a test two labels.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file expect.hpp
  * @brief Checks shared by the bad-input tests of the two-process lessons.

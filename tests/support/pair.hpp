@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file pair.hpp
  * @brief Run a two-process lesson (server and client) for real, and read the

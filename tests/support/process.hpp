@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file process.hpp
  * @brief Start the course's programs from tests, with a timeout on everything.

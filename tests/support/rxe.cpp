@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "support/rxe.hpp"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * @file rxe.hpp
  * @brief Raw verbs on the device, for tests of what the READMEs say a device does.

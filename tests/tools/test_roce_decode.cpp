@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The wire decoder of ./lab capture (tools/roce-decode/roce-decode.cpp): on a real
 // capture of perftest and rdma-core tools between two micro-VMs, and on
 // hand-made frames for what that capture does not contain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of the socket exchange (lab::Connection, encode_info/decode_info)
 // over loopback TCP: both ends run in this process, one on a thread. No RDMA
 // device needed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of lab::pick_gid: the rule that chooses a GID by its type and
 // address, never by a fixed index. No device needed.
 #include <arpa/inet.h>

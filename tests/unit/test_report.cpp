@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of lab::print_bandwidth and lab::print_latency: the figures and
 // the layout bench/common.sh reads (the line after the "#bytes" header, as in
 // perftest's output). No device needed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of the course's one bounded wait (lab::Deadline) and its one
 // dead-peer watch (lab::PeerWatch), over socket pairs. No device needed.
 #include <poll.h>

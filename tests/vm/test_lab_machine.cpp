@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lab machine (./lab up, shell, status, down; ./lab run through it): a
 // micro-VM that stays up and serves any number of terminals. These tests boot
 // it themselves, so they run on the build host (label lab-machine), never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The throwaway micro-VM (vm/microvm.sh) never waits silently: a guest that
 // does not start, or does not power off, is stopped within its deadline and
 // the run says so in one line. These tests boot VMs themselves, so they run on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Whether a program runs as a server and a client is declared once, in the
 // build (the target property LAB_SERVER_CLIENT, written to programs.tsv), and
 // read by ./lab run, vm/two-hosts.sh and docker/class through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Two hosts on a wire (vm/two-hosts.sh) and the wire view (vm/capture.sh).
 // These tests boot two micro-VMs themselves, so they run on the build host,
 // never inside the micro-VM: there they say so and pass without running.

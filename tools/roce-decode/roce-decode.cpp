@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // roce-decode: list the RoCE v2 packets in a pcap file, one line each, and
 // count them per opcode.
 //

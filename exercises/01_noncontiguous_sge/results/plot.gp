@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Plot a sweep of exercise 01: bandwidth of zero-copy (several SGEs per work
 # request) against pack-and-copy (CPU memcpy, then one SGE), per operation.
 #   gnuplot -e "csv='sweep.csv'; out='sweep.svg'" plot.gp

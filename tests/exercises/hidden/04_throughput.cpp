@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The instructor's own check of exercise 04, kept out of the student edition
 // (./lab export --student). It is part of check_04_throughput.cpp (included
 // at its end, so it uses that file's helpers): ./lab test runs it against the

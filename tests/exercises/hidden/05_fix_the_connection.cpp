@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The instructor's own check of exercise 05, kept out of the student edition
 // (./lab export --student). It is part of check_05_fix_the_connection.cpp
 // (included at its end): ./lab test runs it against the solution, ./lab grade
