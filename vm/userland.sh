@@ -52,6 +52,11 @@ done
 # mount goes away with the command, whatever happens).
 in_root() { # COMMAND...
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    # The host's trusted CAs too, which node (npm) reads besides its own: a
+    # network that lets HTTPS through only with the host's trust (a proxy with
+    # a CA of its own) must not fail the userland's npm ci.
+    mkdir -p "$root/etc/ssl/certs"
+    cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/lab-host-ca-certificates.crt" 2>/dev/null || true
     local workdir
     workdir=$(pwd)
     case "$workdir" in "$repo" | "$repo"/*) ;; *) workdir=$repo ;; esac
@@ -67,6 +72,7 @@ in_root() { # COMMAND...
             mount --bind "$repo" "$root$repo" || exit 3
         exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
+            NODE_EXTRA_CA_CERTS=/etc/ssl/certs/lab-host-ca-certificates.crt \
             sh -c "cd \"\$0\" && exec \"\$@\"" "$workdir" "$@"
     ' sh "$root" "$repo" "$workdir" "$@"
 }

@@ -30,17 +30,19 @@ bool skipped_inside_vm() {
 
 // How many qemu processes carry this test's marker in their kernel command line.
 int qemu_processes_with(const std::string& marker) {
-    const auto result = run({"/bin/sh", "-c",
-                             "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done "
-                             "| grep '^qemu-system' | grep -c -- '" +
-                                 marker + "' || true"},
-                            20s);
+    const auto result =
+        run({"/bin/sh", "-c",
+             "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done "
+             "| grep '^qemu-system' | grep -c -- '" +
+                 marker + "' || true"},
+            20s);
     return std::stoi("0" + result.out);
 }
 
 }  // namespace
 
-TEST_CASE("a micro-VM whose guest does not start in time is stopped, booted once more, and reported") {
+TEST_CASE(
+    "a micro-VM whose guest does not start in time is stopped, booted once more, and reported") {
     if (skipped_inside_vm()) {
         return;
     }
@@ -51,31 +53,38 @@ TEST_CASE("a micro-VM whose guest does not start in time is stopped, booted once
                             300s);
     INFO(result.err);
     CHECK(result.exit_code == 125);
-    CHECK(result.err.find("microvm: the VM did not start within 20s; stopping it and booting once more") !=
+    CHECK(result.err.find(
+              "microvm: the VM did not start within 20s; stopping it and booting once more") !=
           std::string::npos);
-    CHECK(result.err.find("microvm: the VM did not start within 20s twice; giving up") != std::string::npos);
+    CHECK(result.err.find("microvm: the VM did not start within 20s twice; giving up") !=
+          std::string::npos);
     CHECK(std::chrono::steady_clock::now() - started < 120s);
     CHECK(qemu_processes_with(marker) == 0);
 }
 
-TEST_CASE("a micro-VM that does not power off after its command is stopped, and the command's status kept") {
+TEST_CASE(
+    "a micro-VM that does not power off after its command is stopped, and the command's status "
+    "kept") {
     if (skipped_inside_vm()) {
         return;
     }
     const std::string marker = "lab.test=hang-poweroff-" + std::to_string(::getpid());
-    const auto result = run({"/usr/bin/env", "RDMA_LAB_VM_FAULT=hang-poweroff", "RDMA_LAB_VM_APPEND=" + marker,
-                             kMicroVm, "--", "sh", "-c", "echo the command ran; exit 3"},
-                            300s);
+    const auto result =
+        run({"/usr/bin/env", "RDMA_LAB_VM_FAULT=hang-poweroff", "RDMA_LAB_VM_APPEND=" + marker,
+             kMicroVm, "--", "sh", "-c", "echo the command ran; exit 3"},
+            300s);
     INFO(result.err);
     CHECK(result.exit_code == 3);
     CHECK(result.out.find("the command ran") != std::string::npos);
-    CHECK(result.err.find("microvm: the VM did not power off within 15s after its command ended; stopped it") !=
+    CHECK(result.err.find(
+              "microvm: the VM did not power off within 15s after its command ended; stopped it") !=
           std::string::npos);
     CHECK(qemu_processes_with(marker) == 0);
 }
 
 TEST_CASE("a bad fault name is refused before anything boots") {
-    const auto result = run({"/usr/bin/env", "RDMA_LAB_VM_FAULT=nonsense", kMicroVm, "--", "true"}, 60s);
+    const auto result =
+        run({"/usr/bin/env", "RDMA_LAB_VM_FAULT=nonsense", kMicroVm, "--", "true"}, 60s);
     CHECK(result.exit_code == 2);
     CHECK(result.err.find("RDMA_LAB_VM_FAULT must be hang-boot or hang-poweroff, not 'nonsense'") !=
           std::string::npos);
