@@ -200,8 +200,9 @@ stop_machine() {
 
 describe() { # kernel, device, address of a running machine
     local kernel device netdev address
+    # (a Debian kernel release may hold a "+": 6.12.118+deb13-amd64)
     # shellcheck disable=SC1090 # kernel=... device=... netdev=... address=...
-    eval "$(tr ' ' '\n' <"$state/run/ready" | grep -E '^(kernel|device|netdev|address)=[A-Za-z0-9._:-]*$')"
+    eval "$(tr ' ' '\n' <"$state/run/ready" | grep -E '^(kernel|device|netdev|address)=[A-Za-z0-9._:+-]*$')"
     echo "Linux ${kernel:-?}, ${device:-?} on ${netdev:-?} (${address:-?})"
 }
 
