@@ -53,7 +53,7 @@ struct Limits {
     std::uint64_t output_bytes = 1ULL << 20;         ///< stdout + stderr before it is stopped
     std::uint64_t scratch_bytes = 16ULL << 20;       ///< size of its /tmp (and RLIMIT_FSIZE)
     std::uint64_t locked_bytes = 256ULL << 20;       ///< RLIMIT_MEMLOCK: registered memory
-    std::uint64_t address_space_bytes = 4ULL << 30;  ///< RLIMIT_AS
+    std::uint64_t address_space_bytes = 4ULL << 30;  ///< RLIMIT_AS (not set in an ASan build)
 
     /// The defaults, with the deadline from RDMA_LAB_CHECK_TIMEOUT (seconds) when set.
     static Limits from_environment();

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     bool send_first = false;
     command_line.app().add_flag("--send-first", send_first,
-                                "post the send, wait 1 s, and only then the receive");
+                                "post the send, wait 200 ms, and only then the receive");
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
@@ -244,10 +244,11 @@ int main(int argc, char** argv) {
         if (send_first) {
             // No receive waits for the message: the receiving side answers with an RNR
             // NAK (receiver not ready), and the sender waits min_rnr_timer and tries
-            // again, rnr_retry times (7: for ever). A second later, post the receive.
-            std::this_thread::sleep_for(std::chrono::seconds(1));
+            // again, rnr_retry times (7: for ever). 200 ms later, post the receive
+            // (well inside rxe's retry_cnt budget: see the README).
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
             lab::check(ibv_post_recv(qp.get(), &receive, &bad_receive), "ibv_post_recv");
-            std::printf("\t1 s later: ibv_post_recv (wr_id 2); rnr_retry is %d\n", rnr_retry);
+            std::printf("\t200 ms later: ibv_post_recv (wr_id 2); rnr_retry is %d\n", rnr_retry);
         }
 
         // Both completions land on the one CQ, in either order (lesson 03's ibv_poll_cq loop).

@@ -163,23 +163,28 @@ int run_client(const lab::Options& options) {
     }
     std::printf("client: connected; QP 0x%x is in RTS\n", server->qp->qp_num);
 
-    std::vector<char> buffer(options.size);
+    // Two buffers in one registration: the reply lands in the first, the hello
+    // leaves from the second. A buffer with a receive posted on it belongs to
+    // the device until that receive completes: writing into it, or sending
+    // from it, races with whatever arrives.
+    std::vector<char> buffer(2 * options.size);
+    char* const reply = buffer.data();
+    char* const hello = buffer.data() + options.size;
     const Messages mr(
         lab::check_ptr(rdma_reg_msgs(server.get(), buffer.data(), buffer.size()), "rdma_reg_msgs"));
-    // The receive for the reply first; then the hello from the same buffer:
-    // the reply cannot come before the hello has been sent.
-    lab::check(rdma_post_recv(server.get(), nullptr, buffer.data(), buffer.size(), mr.get()),
+    // The receive for the reply first, so that it is there when the reply comes.
+    lab::check(rdma_post_recv(server.get(), nullptr, reply, options.size, mr.get()),
                "rdma_post_recv");
-    std::memcpy(buffer.data(), kHello.data(), kHello.size() + 1);
-    lab::check(rdma_post_send(server.get(), nullptr, buffer.data(), kHello.size() + 1, mr.get(), 0),
+    std::memcpy(hello, kHello.data(), kHello.size() + 1);
+    lab::check(rdma_post_send(server.get(), nullptr, hello, kHello.size() + 1, mr.get(), 0),
                "rdma_post_send");
     ibv_wc completion{};
     check_completion(rdma_get_send_comp(server.get(), &completion), completion,
                      "rdma_get_send_comp");
-    std::printf("client: sent \"%s\"\n", kHello.data());
+    std::printf("client: sent \"%s\"\n", hello);
     check_completion(rdma_get_recv_comp(server.get(), &completion), completion,
                      "rdma_get_recv_comp");
-    std::printf("client: received %u bytes: \"%s\"\n", completion.byte_len, buffer.data());
+    std::printf("client: received %u bytes: \"%s\"\n", completion.byte_len, reply);
     rdma_disconnect(server.get());
     return 0;
 }

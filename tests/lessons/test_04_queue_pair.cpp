@@ -121,13 +121,13 @@ TEST_CASE("04_queue_pair receives exactly the message it sent itself", "[lesson0
 
 TEST_CASE("04_queue_pair --send-first: RNR NAKs, retried for ever, or fatal with --rnr-retry 0",
           "[lesson04]") {
-    // The send goes out a second before any receive is posted.
+    // The send goes out 200 ms before any receive is posted.
     const auto patient = run({lesson("04_queue_pair"), "--send-first"});
     INFO(patient.out << patient.err);
     REQUIRE(patient.exit_code == 0);
     CHECK(contains(patient.out, "Step 9: --send-first: no receive yet, ibv_post_send IBV_WR_SEND"));
     CHECK(contains(patient.out, "rnr_retry 7)"));  // the RTS line of ibv_query_qp
-    const auto late = patient.out.find("1 s later: ibv_post_recv (wr_id 2); rnr_retry is 7");
+    const auto late = patient.out.find("200 ms later: ibv_post_recv (wr_id 2); rnr_retry is 7");
     const auto received =
         patient.out.find("completion: wr_id 2, status success, opcode IBV_WC_RECV");
     const auto sent = patient.out.find("completion: wr_id 1, status success, opcode IBV_WC_SEND");
