@@ -62,9 +62,11 @@ fixture)
         echo "FAILED: the check reported a problem on slide 1, which fits"
         failed=1
     fi
-    # Slide numbers come with the line where the slide starts in the source.
-    grep -q "bad_deck.md:18: slide 2:" "$work/report.txt" || {
-        echo "FAILED: slide 2 is not reported at line 18 of bad_deck.md"
+    # Slide numbers come with the line where the slide starts in the source
+    # (its heading).
+    line=$(grep -n '^# A slide that overflows$' "$fixture" | cut -d: -f1)
+    grep -q "bad_deck.md:$line: slide 2:" "$work/report.txt" || {
+        echo "FAILED: slide 2 is not reported at line $line of bad_deck.md"
         failed=1
     }
     [ $failed -eq 0 ] || exit 1
