@@ -87,11 +87,14 @@ void move_to_rtr(ibv_qp* qp, const LocalPort& local, const PeerAddress& peer,
  *        the standard counts 7 as seven, but rxe counts it as "for ever"
  *        (rxe_comp.c decrements only values below 7), and a sender to a dead
  *        peer would never give up.
- * @param timeout 4.096 µs × 2^timeout without an ACK before a resend (14: 67 ms).
+ * @param timeout 4.096 µs × 2^timeout without an ACK before a resend (17: 537 ms).
+ *        Hardware answers in microseconds and 14 (67 ms) is usual there; two
+ *        emulated VMs on a busy host took longer than 7 × 67 ms to answer, so
+ *        the course waits 537 ms per try: about 4 s before a send gives up.
  */
 void move_to_rts(ibv_qp* qp, std::uint32_t local_psn, std::uint8_t max_rd_atomic = 16,
                  std::uint8_t rnr_retry = 7, std::uint8_t retry_count = 6,
-                 std::uint8_t timeout = 14);
+                 std::uint8_t timeout = 17);
 
 /**
  * @brief Step 9 (lesson 04): ibv_post_recv of one receive into @p buffer.
