@@ -13,9 +13,10 @@
 #    the lesson's page, lesson_05_exchange.html#addressing (the page label
 #    given below): Doxygen 1.9.8 cannot resolve the file's path once the page
 #    has a label, and 1.9.4 left links with an anchor pointing at the .md file;
-#  - an inline code span that starts with "::" (an IPv4-mapped GID such as
-#    `::ffff:a.b.c.d`) gets an invisible joiner between the colons: Doxygen
-#    would take "::ffff" for a link to a symbol and warn.
+#  - in an inline code span, a "::" at its start or after a space (an
+#    IPv4-mapped GID such as `::ffff:a.b.c.d`, or `GID[  2]: ::ffff:...`) gets
+#    an invisible joiner between the colons: Doxygen would take "::ffff" for
+#    a link to a symbol and warn. (lab::check is left alone.)
 # The Chinese twins (NAME.zh-CN.md, slides/zh-CN/NAME.md; docs/translating.md):
 #  - a twin of a page with a name gets that name with _zh_cn (lesson_01_devices_zh_cn,
 #    index_zh_cn for the main page's), and a link to a page with a name, the
@@ -102,6 +103,7 @@ rewrite() {
         -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
         -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
         -e 's#`::#`:\&zwj;:#g' \
+        -e 's#(`[^`]* )::#\1:\&zwj;:#g' \
         "${twin_rewrites[@]}"
 }
 
