@@ -146,15 +146,16 @@ int main(int argc, char** argv) {
         "Lesson 07's RDMA write, measured like ib_write_bw (--bw) and ib_write_lat (--lat)",
         lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
     BenchOptions bench;
-    auto& app = command_line.app();
-    auto* bw_flag = app.add_flag("--bw", bench.bandwidth, "measure bandwidth (like ib_write_bw)");
-    auto* lat_flag = app.add_flag("--lat", bench.latency, "measure latency (like ib_write_lat)")
-                         ->excludes(bw_flag);
-    app.add_flag("--inline", bench.use_inline, "--lat: send messages up to max_inline_data inline")
-        ->needs(lat_flag);
-    app.add_option("--depth", bench.depth, "writes outstanding at once in --bw")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
-        ->capture_default_str();
+    const lab::Argument bw_flag =
+        command_line.flag("--bw", bench.bandwidth, "measure bandwidth (like ib_write_bw)");
+    const lab::Argument lat_flag =
+        command_line.flag("--lat", bench.latency, "measure latency (like ib_write_lat)")
+            .excludes(bw_flag);
+    command_line
+        .flag("--inline", bench.use_inline, "--lat: send messages up to max_inline_data inline")
+        .needs(lat_flag);
+    command_line.option("--depth", bench.depth, "writes outstanding at once in --bw",
+                        {.min = 1, .max = 4096});
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

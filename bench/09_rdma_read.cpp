@@ -88,16 +88,13 @@ int main(int argc, char** argv) {
     bool latency = false;
     std::size_t depth = 64;
     int rd_atomic = 16;
-    auto& app = command_line.app();
-    auto* bw_flag = app.add_flag("--bw", bandwidth, "measure bandwidth (like ib_read_bw)");
-    app.add_flag("--lat", latency, "measure latency (like ib_read_lat)")->excludes(bw_flag);
-    app.add_option("--depth", depth, "reads posted at once in --bw")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
-        ->capture_default_str();
-    app.add_option("--rd-atomic", rd_atomic,
-                   "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)")
-        ->check(CLI::Range(1, 255))
-        ->capture_default_str();
+    const lab::Argument bw_flag =
+        command_line.flag("--bw", bandwidth, "measure bandwidth (like ib_read_bw)");
+    command_line.flag("--lat", latency, "measure latency (like ib_read_lat)").excludes(bw_flag);
+    command_line.option("--depth", depth, "reads posted at once in --bw", {.min = 1, .max = 4096});
+    command_line.option("--rd-atomic", rd_atomic,
+                        "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)",
+                        {.min = 1, .max = 255});
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

@@ -150,10 +150,8 @@ int main(int argc, char** argv) {
         "(--depth 1)",
         lab::kDevice | lab::kTcpPort | lab::kIters | lab::kTimeout | lab::kServerArg);
     std::size_t depth = 16;
-    command_line.app()
-        .add_option("--depth", depth, "client: fetch-and-adds in flight at once")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
-        ->capture_default_str();
+    command_line.option("--depth", depth, "client: fetch-and-adds in flight at once",
+                        {.min = 1, .max = 1024});
     command_line.defaults().iters = 1000;
     const lab::Options options = command_line.parse(argc, argv);
 

@@ -149,16 +149,17 @@ int main(int argc, char** argv) {
         double min_seconds = 0.2;
         std::string csv_path;
         std::vector<std::size_t> block_sizes = {64, 1024, 16384};
-        auto& app = command_line.app();
-        app.add_option("--block-size", block_size, "one layout: bytes per block");
-        app.add_option("--block-num", block_num, "one layout: number of blocks");
-        app.add_option("--stride", stride, "one layout: bytes from block start to block start");
-        app.add_option("--max-size", max_size, "sweep: the largest message (default 4 MiB)")
-            ->check(CLI::Range(std::size_t{64}, std::size_t{64} << 20));
-        app.add_option("--block-sizes", block_sizes, "sweep: block sizes (default 64 1024 16384)");
-        app.add_option("--min-time", min_seconds, "sweep: seconds to measure each point")
-            ->check(CLI::Range(0.0, 60.0));
-        app.add_option("--csv", csv_path, "sweep: also write the results to this CSV file");
+        command_line.option("--block-size", block_size, "one layout: bytes per block");
+        command_line.option("--block-num", block_num, "one layout: number of blocks");
+        command_line.option("--stride", stride,
+                            "one layout: bytes from block start to block start");
+        command_line.option("--max-size", max_size, "sweep: the largest message",
+                            {.min = 64, .max = std::size_t{64} << 20});
+        command_line.option("--block-sizes", block_sizes,
+                            "sweep: block sizes (default 64 1024 16384)");
+        command_line.option("--min-time", min_seconds, "sweep: seconds to measure each point",
+                            {.min = 0.0, .max = 60.0});
+        command_line.option("--csv", csv_path, "sweep: also write the results to this CSV file");
         const lab::Options options = command_line.parse(argc, argv);
         const bool one_layout = block_size != 0 || block_num != 0 || stride != 0;
 

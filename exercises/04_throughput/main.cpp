@@ -27,12 +27,12 @@ int main(int argc, char** argv) {
         command_line.defaults().iters = 20000;
         tp::StreamOptions stream;
         std::uint32_t inline_bytes = 220;
-        command_line.app().add_option("--signal-every", stream.signal_every,
-                                      "one signaled send every N (default 16)");
-        command_line.app().add_option("--batch", stream.batch,
-                                      "work requests per ibv_post_send (default 16)");
-        command_line.app().add_option("--inline", inline_bytes,
-                                      "max_inline_data to ask for (default 220, 0: none)");
+        command_line.option("--signal-every", stream.signal_every,
+                            "one signaled send every N (default 16)");
+        command_line.option("--batch", stream.batch,
+                            "work requests per ibv_post_send (default 16)");
+        command_line.option("--inline", inline_bytes,
+                            "max_inline_data to ask for (default 220, 0: none)");
         const lab::Options options = command_line.parse(argc, argv);
         stream.message_size = options.size;
         stream.count = options.iters;

@@ -32,18 +32,14 @@ int main(int argc, char** argv) {
     lab::CommandLine command_line("Lesson 03: completion channels and completion queues",
                                   lab::kDevice);
     int requested_cqe = 100;
-    command_line.app()
-        .add_option("-c,--cqe", requested_cqe, "number of CQ entries to ask for")
-        ->check(CLI::Range(1, INT_MAX))
-        ->capture_default_str();
+    command_line.option("-c,--cqe", requested_cqe, "number of CQ entries to ask for",
+                        {.min = 1, .max = INT_MAX});
     int comp_vector = 0;
-    command_line.app()
-        .add_option("--comp-vector", comp_vector, "the completion vector of the CQ")
-        ->check(CLI::Range(0, INT_MAX))
-        ->capture_default_str();
+    command_line.option("--comp-vector", comp_vector, "the completion vector of the CQ",
+                        {.min = 0, .max = INT_MAX});
     bool no_channel = false;
-    command_line.app().add_flag("--no-channel", no_channel,
-                                "create the CQ without a completion channel: poll only");
+    command_line.flag("--no-channel", no_channel,
+                      "create the CQ without a completion channel: poll only");
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

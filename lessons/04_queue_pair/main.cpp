@@ -82,13 +82,11 @@ int main(int argc, char** argv) {
         lab::kDevice | lab::kSize);
     command_line.defaults().size = 32;
     int rnr_retry = 7;
-    command_line.app()
-        .add_option("--rnr-retry", rnr_retry, "RTS: retries after an RNR NAK; 7 = for ever")
-        ->check(CLI::Range(0, 7))
-        ->capture_default_str();
+    command_line.option("--rnr-retry", rnr_retry, "RTS: retries after an RNR NAK; 7 = for ever",
+                        {.min = 0, .max = 7});
     bool send_first = false;
-    command_line.app().add_flag("--send-first", send_first,
-                                "post the send, wait 200 ms, and only then the receive");
+    command_line.flag("--send-first", send_first,
+                      "post the send, wait 200 ms, and only then the receive");
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

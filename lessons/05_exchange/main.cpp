@@ -37,13 +37,12 @@ int main(int argc, char** argv) {
         "Lesson 05: exchange QP information over TCP and connect two RC QPs",
         lab::kDevice | lab::kTcpPort | lab::kSize | lab::kTimeout | lab::kServerArg);
     int hold_seconds = 0;
-    command_line.app()
-        .add_option("--hold", hold_seconds,
-                    "stay in RTS this many seconds before the barrier (time to look at the "
-                    "QPs with 'rdma resource show qp')")
-        ->check(CLI::Range(0, 3600));
+    command_line.option("--hold", hold_seconds,
+                        "stay in RTS this many seconds before the barrier (time to look at the "
+                        "QPs with 'rdma resource show qp')",
+                        {.min = 0, .max = 3600});
     bool lid_only = false;
-    command_line.app().add_flag(
+    command_line.flag(
         "--no-grh", lid_only,
         "address the peer by LID alone (is_global = 0), as InfiniBand may; RoCE refuses it");
     const lab::Options options = command_line.parse(argc, argv);

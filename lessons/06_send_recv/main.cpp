@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         "Lesson 06: RC send/receive between two processes, then a timed ping-pong",
         lab::kDevice | lab::kTcpPort | lab::kSize | lab::kIters | lab::kTimeout | lab::kServerArg);
     bool rnr_demo = false;
-    command_line.app().add_flag(
+    command_line.flag(
         "--rnr-demo", rnr_demo,
         "the client sends before the server posts its receive, with rnr_retry 0 (both sides)");
     const lab::Options options = command_line.parse(argc, argv);

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     command_line.defaults().size = 4096;
     command_line.defaults().iters = 200;
     bool unreliable = false;
-    command_line.app().add_flag("--uc", unreliable, "use UC QPs instead of RC");
+    command_line.flag("--uc", unreliable, "use UC QPs instead of RC");
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

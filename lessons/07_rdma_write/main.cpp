@@ -85,15 +85,15 @@ int main(int argc, char** argv) {
         "Lesson 07: RDMA write, a one-sided operation",
         lab::kDevice | lab::kTcpPort | lab::kSize | lab::kTimeout | lab::kServerArg);
     LessonOptions flags;
-    auto& app = command_line.app();
-    auto* wrong_rkey =
-        app.add_flag("--wrong-rkey", flags.wrong_rkey, "client: write with a wrong rkey");
-    app.add_flag("--wrong-address", flags.wrong_address,
-                 "client: write across the end of the region")
-        ->excludes(wrong_rkey);
-    app.add_option("--inline", flags.inline_size,
-                   "client: write N bytes (the greeting, padded with dots), always inline")
-        ->check(CLI::Range(kGreeting.size() + 1, std::size_t{1} << 20));
+    const lab::Argument wrong_rkey =
+        command_line.flag("--wrong-rkey", flags.wrong_rkey, "client: write with a wrong rkey");
+    command_line
+        .flag("--wrong-address", flags.wrong_address, "client: write across the end of the region")
+        .excludes(wrong_rkey);
+    command_line.option("--inline", flags.inline_size,
+                        "client: write N bytes (the greeting, padded with dots), always inline; "
+                        "0: the usual write",
+                        {.min = kGreeting.size() + 1, .max = std::size_t{1} << 20});
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

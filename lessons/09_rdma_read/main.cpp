@@ -84,15 +84,13 @@ int main(int argc, char** argv) {
         "Lesson 09: RDMA read, fetching a peer's memory",
         lab::kDevice | lab::kTcpPort | lab::kSize | lab::kTimeout | lab::kServerArg);
     LessonOptions flags;
-    auto& app = command_line.app();
-    app.add_flag("--wrong-rkey", flags.wrong_rkey, "client: read with a wrong rkey");
-    app.add_flag("--wrong-address", flags.wrong_address,
-                 "client: read across the end of the region");
-    app.add_flag("--no-fence", flags.no_fence, "client: post the echo without IBV_SEND_FENCE");
-    app.add_option("--rd-atomic", flags.rd_atomic,
-                   "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)")
-        ->check(CLI::Range(1, 255))
-        ->capture_default_str();
+    command_line.flag("--wrong-rkey", flags.wrong_rkey, "client: read with a wrong rkey");
+    command_line.flag("--wrong-address", flags.wrong_address,
+                      "client: read across the end of the region");
+    command_line.flag("--no-fence", flags.no_fence, "client: post the echo without IBV_SEND_FENCE");
+    command_line.option("--rd-atomic", flags.rd_atomic,
+                        "reads in flight: max_rd_atomic (client) and max_dest_rd_atomic (server)",
+                        {.min = 1, .max = 255});
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

@@ -127,10 +127,9 @@ int main(int argc, char** argv) {
     lab::CommandLine command_line("Lesson 10 variant: the device's asynchronous events",
                                   lab::kDevice | lab::kTimeout);
     int port_event_seconds = 0;
-    command_line.app()
-        .add_option("--port-events", port_event_seconds,
-                    "also wait this long for the port to go down and up")
-        ->check(CLI::Range(0, 3600));
+    command_line.option("--port-events", port_event_seconds,
+                        "also wait this long for the port to go down and up",
+                        {.min = 0, .max = 3600});
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

@@ -162,15 +162,11 @@ int main(int argc, char** argv) {
     command_line.defaults().iters = 1000;
     double rate = 1000;
     std::size_t solicit_every = 10;
-    command_line.app()
-        .add_option("--rate", rate, "messages per second the client sends")
-        ->check(CLI::Range(1.0, 1e6))
-        ->capture_default_str();
-    command_line.app()
-        .add_option("--solicit-every", solicit_every,
-                    "round 3: the client sets IBV_SEND_SOLICITED on every K-th message")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
-        ->capture_default_str();
+    command_line.option("--rate", rate, "messages per second the client sends",
+                        {.min = 1.0, .max = 1e6});
+    command_line.option("--solicit-every", solicit_every,
+                        "round 3: the client sets IBV_SEND_SOLICITED on every K-th message",
+                        {.min = 1, .max = 1'000'000});
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {

@@ -69,23 +69,22 @@ inline constexpr std::size_t kMaxRejectText = 140;
 
 /// Adds -d, -b, --hold and --reject to @p command_line, bound to @p settings.
 inline void add_lesson_options(lab::CommandLine& command_line, LessonOptions& settings) {
-    command_line.app().add_option("-d,--ib-dev", settings.device,
-                                  "RDMA device the address must belong to (rdma_cm chooses it)");
-    command_line.app().add_option("-b,--bind", settings.bind_address,
-                                  "server: the address to listen on (default: all)");
-    command_line.app()
-        .add_option("--hold", settings.hold_seconds,
-                    "client: stay connected this many seconds before sending (time to look at "
-                    "'rdma resource show cm_id', or to kill a side)")
-        ->check(CLI::Range(0, 3600));
-    command_line.app()
-        .add_option("--reject", settings.reject_reason,
-                    "server: refuse the client with rdma_reject, this text as private data")
-        ->check([](const std::string& text) {
-            return text.empty() || text.size() > kMaxRejectText
-                       ? "needs 1 to " + std::to_string(kMaxRejectText) + " characters"
-                       : std::string();
-        });
+    command_line.option("-d,--ib-dev", settings.device,
+                        "RDMA device the address must belong to (rdma_cm chooses it)");
+    command_line.option("-b,--bind", settings.bind_address,
+                        "server: the address to listen on (default: all)");
+    command_line.option("--hold", settings.hold_seconds,
+                        "client: stay connected this many seconds before sending (time to look at "
+                        "'rdma resource show cm_id', or to kill a side)",
+                        {.min = 0, .max = 3600});
+    command_line.option("--reject", settings.reject_reason,
+                        "server: refuse the client with rdma_reject, this text as private data",
+                        [](const std::string& text) {
+                            return text.empty() || text.size() > kMaxRejectText
+                                       ? "needs 1 to " + std::to_string(kMaxRejectText) +
+                                             " characters"
+                                       : std::string();
+                        });
 }
 
 /// Refuses what cannot work, in one line: a --size too small for @p minimum_size

@@ -224,18 +224,19 @@ int main(int argc, char** argv) {
         "Lesson 12: RDMA atomics: a shared counter (fetch-and-add) and a lock (compare-and-swap)",
         lab::kDevice | lab::kTcpPort | lab::kIters | lab::kTimeout | lab::kServerArg);
     LessonOptions settings;
-    auto& app = command_line.app();
-    app.add_option("--clients", settings.clients, "server: how many clients to accept")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-    auto* wrong_alignment = app.add_flag("--wrong-alignment", settings.wrong_alignment,
-                                         "client: one fetch-and-add 4 bytes off the word");
-    auto* wrong_rkey = app.add_flag("--wrong-rkey", settings.wrong_rkey,
-                                    "client: one fetch-and-add with a wrong rkey");
-    app.add_flag("--wrong-address", settings.wrong_address,
-                 "client: one fetch-and-add outside the server's region")
-        ->excludes(wrong_alignment)
-        ->excludes(wrong_rkey);
-    wrong_alignment->excludes(wrong_rkey);
+    command_line.option("--clients", settings.clients, "server: how many clients to accept",
+                        {.min = 1, .max = 64});
+    const lab::Argument wrong_alignment =
+        command_line.flag("--wrong-alignment", settings.wrong_alignment,
+                          "client: one fetch-and-add 4 bytes off the word");
+    const lab::Argument wrong_rkey = command_line.flag(
+        "--wrong-rkey", settings.wrong_rkey, "client: one fetch-and-add with a wrong rkey");
+    command_line
+        .flag("--wrong-address", settings.wrong_address,
+              "client: one fetch-and-add outside the server's region")
+        .excludes(wrong_alignment)
+        .excludes(wrong_rkey);
+    wrong_alignment.excludes(wrong_rkey);
     command_line.defaults().iters = 1000;
     const lab::Options options = command_line.parse(argc, argv);
 
