@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The class image, for real: build it, then in containers, as the student,
+# The class image, for real: build it (from the student edition, so without
+# the solutions), then in containers, as the student,
 # run a lesson and the lesson tests through the micro-VM, check the clear
 # messages for a container started without what RDMA needs, and run the
 # two-container demo. Runs on the build host with a Docker engine;
@@ -77,6 +78,12 @@ fi
 step "the student user"
 docker run --rm "$image" sh -c 'id -un; pwd; ls build/default/lessons' >"$out" 2>&1
 expect "runs as student in the built course" "$out" '^student$' '^/home/student/rdma-verbs-lab$' '^01_devices$'
+
+step "the student edition: no solutions, no hidden checks"
+docker run --rm "$image" sh -c 'for path in solutions tests/exercises/hidden docs/instructor.md exercises/01_noncontiguous_sge; do
+    if [ -e "$path" ]; then echo "present: $path"; else echo "absent: $path"; fi; done' >"$out" 2>&1
+expect "the image is made from the student edition" "$out" '^absent: solutions$' \
+    '^absent: tests/exercises/hidden$' '^absent: docs/instructor.md$' '^present: exercises/01_noncontiguous_sge$'
 
 step "./lab run $lesson_with_traffic in a container (micro-VM inside)"
 docker/class run "$lesson_with_traffic" >"$out" 2>&1 && status=0 || status=$?
