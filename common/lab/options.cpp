@@ -98,39 +98,36 @@ Options CommandLine::parse(int argc, char** argv) {
         std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count());
     if (features_ & kDevice) {
         app_->add_option("-d,--ib-dev", options_.device, "RDMA device (default: the first one)");
-        app_->add_option("-i,--ib-port", ib_port_, "port of the device")
-            ->check(CLI::Range(1, 255))
-            ->capture_default_str();
+        add_bounded(*app_, "-i,--ib-port", ib_port_, "port of the device", Bounds{1, 255});
         app_->add_option("-g,--gid-idx", gid_index_,
                          "GID index (default: the RoCE v2 IPv4 entry, found by type)")
             ->check(CLI::NonNegativeNumber);
     }
     if (features_ & kTcpPort) {
+        // Not add_bounded: the range is checked as an int, so that 70000 is
+        // out of range rather than not a 16-bit number.
         app_->add_option("-p,--port", options_.tcp_port,
                          "TCP port for the exchange of QP information")
             ->check(CLI::Range(1, 65535))
             ->capture_default_str();
     }
     if (features_ & kSize) {
-        app_->add_option("-s,--size", options_.size, "message size in bytes")
-            ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
-            ->capture_default_str();
+        add_bounded(*app_, "-s,--size", options_.size, "message size in bytes",
+                    Bounds<std::size_t>{1, std::size_t{1} << 30});
     }
     if (features_ & kIters) {
-        app_->add_option("-n,--iters", options_.iters, "number of iterations")
-            ->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}))
-            ->capture_default_str();
+        add_bounded(*app_, "-n,--iters", options_.iters, "number of iterations",
+                    Bounds<std::size_t>{1, 100'000'000});
     }
     if (features_ & kEvents) {
         app_->add_flag("-e,--events", options_.events,
                        "wait for completion events instead of polling");
     }
     if (features_ & kTimeout) {
-        app_->add_option("--timeout", timeout_seconds_,
-                         "seconds to wait for the peer at each step: connecting, each exchange "
-                         "and barrier, each completion")
-            ->check(CLI::Range(1, 3600))
-            ->capture_default_str();
+        add_bounded(*app_, "--timeout", timeout_seconds_,
+                    "seconds to wait for the peer at each step: connecting, each exchange and "
+                    "barrier, each completion",
+                    Bounds{1, 3600});
     }
     if (features_ & kServerArg) {
         app_->add_option("SERVER", options_.server,
