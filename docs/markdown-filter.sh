@@ -102,8 +102,7 @@ rewrite() {
         -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
         -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
         -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
-        -e 's#`::#`:\&zwj;:#g' \
-        -e 's#(`[^`]* )::#\1:\&zwj;:#g' \
+        -e 's#(`([^`]* )?)::#\1:\&zwj;:#g' \
         "${twin_rewrites[@]}"
 }
 
