@@ -41,6 +41,7 @@
 #include "lab/device.hpp"
 #include "lab/options.hpp"
 #include "lab/verbs.hpp"
+#include "lab/wait.hpp"
 
 namespace {
 
@@ -64,20 +65,29 @@ std::string about(const ibv_async_event& event) {
             return "a CQ";
         case IBV_EVENT_DEVICE_FATAL:
             return "the device";
-        default:
+        case IBV_EVENT_WQ_FATAL:  // element.wq: a work queue, not a QP
+            return "a WQ";
+        case IBV_EVENT_COMM_EST:
+        case IBV_EVENT_SQ_DRAINED:
+        case IBV_EVENT_PATH_MIG:
+        case IBV_EVENT_PATH_MIG_ERR:
+        case IBV_EVENT_QP_FATAL:
+        case IBV_EVENT_QP_REQ_ERR:
+        case IBV_EVENT_QP_ACCESS_ERR:
+        case IBV_EVENT_QP_LAST_WQE_REACHED: {
             char qp[24];
             std::snprintf(qp, sizeof qp, "QP 0x%x", event.element.qp->qp_num);
             return qp;
+        }
     }
+    return "an object this libibverbs does not list";  // a newer event type: no element we know
 }
 
 // Read one asynchronous event within @p timeout; nothing when none came.
 // The event is acknowledged before we return: we copy what we print.
+// (lab::Deadline polls again when a signal interrupts poll(2) with EINTR.)
 std::optional<ibv_event_type> next_event(ibv_context* context, std::chrono::milliseconds timeout) {
-    pollfd descriptor{context->async_fd, POLLIN, 0};
-    const int ready = poll(&descriptor, 1, static_cast<int>(timeout.count()));
-    lab::check(ready < 0 ? -1 : 0, "poll(async_fd)");
-    if (ready == 0) {
+    if (!lab::Deadline(timeout).wait_until_ready(context->async_fd, POLLIN)) {
         return std::nullopt;
     }
     ibv_async_event event{};
@@ -102,6 +112,27 @@ void expect_event(ibv_context* context, ibv_event_type wanted, std::chrono::mill
     }
     throw lab::Error(std::string("no ") + ibv_event_type_str(wanted) + " within " +
                      std::to_string(timeout.count() / 1000) + " s (hint: " + hint + ")");
+}
+
+// A send and the receive it consumed share the one CQ, and may complete in
+// either order: each completion is told apart by its opcode, not by its place.
+void wait_for_send_and_receive(ibv_cq* cq, const std::string& what,
+                               std::chrono::milliseconds timeout) {
+    int sends = 0;
+    int receives = 0;
+    for (int i = 0; i < 2; ++i) {
+        const ibv_wc wc = lab::wait_for_completion(cq, what, timeout);
+        if (wc.opcode == IBV_WC_SEND) {
+            ++sends;
+        } else if (wc.opcode == IBV_WC_RECV) {
+            ++receives;
+        }
+    }
+    if (sends != 1 || receives != 1) {
+        throw lab::Error(what + ": expected one send and one receive completion, got " +
+                         std::to_string(sends) + " and " + std::to_string(receives) +
+                         " (hint: does another work request share this CQ?)");
+    }
 }
 
 void modify_state(ibv_qp* qp, ibv_qp_state state, bool notify_when_drained) {
@@ -192,8 +223,7 @@ int main(int argc, char** argv) {
         std::printf("Event 1: 4 receives on the SRQ, limit armed at 2; sending 3 messages\n");
         for (int sent = 0; sent < 3; ++sent) {
             lab::post_send(sender.get(), message, mr->lkey);
-            lab::wait_for_completion(cq.get(), "send", options.timeout);     // the send's
-            lab::wait_for_completion(cq.get(), "receive", options.timeout);  // the receive's
+            wait_for_send_and_receive(cq.get(), "a send to the SRQ", options.timeout);
         }
         expect_event(context, IBV_EVENT_SRQ_LIMIT_REACHED, options.timeout,
                      "fewer receives than srq_limit must be left on an armed SRQ");
@@ -211,8 +241,7 @@ int main(int argc, char** argv) {
                      "is in progress");
         modify_state(sender.get(), IBV_QPS_RTS, false);
         lab::post_send(sender.get(), message, mr->lkey);
-        lab::wait_for_completion(cq.get(), "send after SQD", options.timeout);
-        lab::wait_for_completion(cq.get(), "receive after SQD", options.timeout);
+        wait_for_send_and_receive(cq.get(), "a send after SQD", options.timeout);
         std::printf("Event 2: back in %s, and a send went through\n",
                     lab::qp_state_name(state_of(sender.get())));
 
