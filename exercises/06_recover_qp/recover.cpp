@@ -47,8 +47,9 @@ void recover_qp(ibv_qp* qp, const lab::LocalPort& local, const lab::PeerAddress&
 
 void pause_send_queue(ibv_context* context, ibv_qp* qp, std::chrono::milliseconds timeout) {
     // TODO: ibv_modify_qp to IBV_QPS_SQD with attr.en_sqd_async_notify = 1
-    // (mask IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY); poll() context->async_fd
-    // for POLLIN with `timeout`; ibv_get_async_event, check it is
+    // (mask IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY); wait for POLLIN on
+    // context->async_fd within `timeout` (lab::Deadline's wait_until_ready,
+    // lab/wait.hpp, also polls again after EINTR); ibv_get_async_event, check it is
     // IBV_EVENT_SQ_DRAINED for this qp, ibv_ack_async_event; then
     // ibv_modify_qp back to IBV_QPS_RTS (mask IBV_QP_STATE).
     todo("pause_send_queue", context, qp, timeout);

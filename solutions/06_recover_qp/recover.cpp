@@ -10,6 +10,7 @@
 
 #include "lab/check.hpp"
 #include "lab/verbs.hpp"
+#include "lab/wait.hpp"
 #include "recover.hpp"
 
 namespace recover {
@@ -47,12 +48,11 @@ void pause_send_queue(ibv_context* context, ibv_qp* qp, std::chrono::millisecond
     attr.en_sqd_async_notify = 1;
     lab::check(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY),
                "ibv_modify_qp(SQD)");
-    pollfd fd{context->async_fd, POLLIN, 0};
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // One timeout for all the events read; a poll(2) that a signal interrupts
+    // (EINTR) is polled again by the Deadline, not taken for the end of the wait.
+    lab::Deadline deadline(timeout);
     for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) <= 0) {
+        if (!deadline.wait_until_ready(context->async_fd, POLLIN)) {
             throw lab::Error("no IBV_EVENT_SQ_DRAINED within the timeout");
         }
         ibv_async_event event{};
