@@ -53,7 +53,8 @@ void invalidate_window(ibv_qp* qp, ibv_cq* cq, std::uint32_t rkey) {
 std::uint32_t wait_for_invalidation(ibv_cq* cq) {
     // TODO: lab::wait_for_completion (it throws if the receive failed); the
     // completion must be an IBV_WC_RECV whose wc_flags have a bit of
-    // kWithInvalidate (window.hpp says why two bits); return wc.invalidated_rkey.
+    // invalidation_flags(cq->context) (window.hpp says why rxe's differ); return
+    // wc.invalidated_rkey.
     // Otherwise throw lab::Error saying what came instead.
     todo("wait_for_invalidation", cq);
 }

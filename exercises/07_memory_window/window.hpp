@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lab/check.hpp"
 #include "lab/resources.hpp"
 
 namespace mw {
@@ -43,15 +44,26 @@ struct WindowDeleter {
 /// Owns a memory window from ibv_alloc_mw.
 using MemoryWindow = std::unique_ptr<ibv_mw, WindowDeleter>;
 
+/// rxe's vendor_id in ibv_query_device (the kernel's RXE_VENDOR_ID).
+inline constexpr std::uint32_t kRxeVendorId = 0xffffff;
+/// The kernel's IB_WC_WITH_INVALIDATE, as rxe hands it to user space unconverted.
+inline constexpr unsigned kRxeWithInvalidate = 1U << 2;
+
 /**
- * @brief The flags of a receive completion that carried an invalidation.
+ * @brief The wc_flags bits that say a receive completion carried an invalidation,
+ *        on the device of @p context.
  *
- * The standard flag is IBV_WC_WITH_INV (1 << 3). rxe, on kernels 6.1 and
- * 6.12, sets the kernel's own IB_WC_WITH_INVALIDATE instead, which is
- * 1 << 2: the bit libibverbs calls IBV_WC_IP_CSUM_OK. A program that must
- * work on both tests either bit, as this exercise does.
+ * The standard bit is IBV_WC_WITH_INV (1 << 3). rxe, on kernels 6.1 and 6.12,
+ * sets the kernel's own IB_WC_WITH_INVALIDATE instead, which is 1 << 2. On any
+ * other device that bit is IBV_WC_IP_CSUM_OK (a received IP packet's checksum
+ * was good) and says nothing about an invalidation, so it counts on rxe only.
  */
-inline constexpr unsigned kWithInvalidate = IBV_WC_WITH_INV | (1U << 2);
+inline unsigned invalidation_flags(ibv_context* context) {
+    ibv_device_attr attr{};
+    lab::check(ibv_query_device(context, &attr), "ibv_query_device");
+    const bool rxe = attr.vendor_id == kRxeVendorId;
+    return rxe ? IBV_WC_WITH_INV | kRxeWithInvalidate : IBV_WC_WITH_INV;
+}
 
 /// Everything the program creates, in creation order (so destroyed in reverse).
 struct Resources {

@@ -58,7 +58,7 @@ void invalidate_window(ibv_qp* qp, ibv_cq* cq, std::uint32_t rkey) {
 
 std::uint32_t wait_for_invalidation(ibv_cq* cq) {
     const ibv_wc wc = lab::wait_for_completion(cq, "receive of the send with invalidate");
-    if (wc.opcode != IBV_WC_RECV || (wc.wc_flags & kWithInvalidate) == 0) {
+    if (wc.opcode != IBV_WC_RECV || (wc.wc_flags & invalidation_flags(cq->context)) == 0) {
         throw lab::Error("the receive completion carries no invalidation (opcode " +
                          std::to_string(wc.opcode) + ", wc_flags " + std::to_string(wc.wc_flags) +
                          "): was the message sent with IBV_WR_SEND_WITH_INV?");

@@ -303,7 +303,7 @@ TEST_CASE(
     const Message invalidated = receive_or_fail(
         program, "invalidated", "the receive's completion, naming rkey " + hex(lent.window_rkey),
         "wait for one completion; it is an IBV_WC_RECV whose wc_flags say an rkey was "
-        "invalidated (IBV_WC_WITH_INV; on rxe the bit 1 << 2, window.hpp's kWithInvalidate) "
+        "invalidated (IBV_WC_WITH_INV; on rxe the bit 1 << 2, window.hpp's invalidation_flags) "
         "and whose invalidated_rkey names it");
     lab::grade::require(
         sent == IBV_WC_SUCCESS,
