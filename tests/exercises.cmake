@@ -191,7 +191,7 @@ endif()
 if(lab_have_solutions)
   add_test(NAME grading_gradescope COMMAND "${PROJECT_SOURCE_DIR}/tests/grading/gradescope-test.sh")
   set_tests_properties(grading_gradescope PROPERTIES LABELS "docker;grading" TIMEOUT 3600
-                       SKIP_RETURN_CODE 77)
+                       SKIP_RETURN_CODE 77 RESOURCE_LOCK docker COST 600)
 endif()
 
 # The GitHub Classroom workflow template: its command, and what it hands the reporter.

@@ -20,8 +20,10 @@ foreach(two_host_lesson 06_send_recv 07_rdma_write)
     message(STATUS "two-host tests: lessons/${two_host_lesson} does not exist yet; its two-host test is left out")
   endif()
 endforeach()
+# (LOCK: ./lab test runs the host's tests two at a time; the two-host tests,
+# two micro-VMs each, run one after the other.)
 lab_add_test(test_two_hosts vm/test_two_hosts.cpp
-  LABELS two-hosts TIMEOUT 600 DEPENDS roce_decode ${two_host_lessons})
+  LABELS two-hosts TIMEOUT 600 LOCK two-hosts DEPENDS roce_decode ${two_host_lessons})
 target_compile_definitions(test_two_hosts PRIVATE ${two_host_definitions})
 
 # The build's list of server-and-client programs (programs.tsv) agrees with the
@@ -49,7 +51,9 @@ lab_add_test(test_program_roles vm/test_program_roles.cpp
 # The lab machine (./lab up, shell, status, down; ./lab run through it). The
 # tests boot it themselves, so they run on the build host (label lab-machine):
 # ./lab test keeps them outside the micro-VM, like the two-host tests.
+# (LOCK: one of these at a time, as a student runs them; their deadlines are
+# tight ones, and a second lab machine beside them would be no student's case.)
 lab_add_test(test_lab_machine vm/test_lab_machine.cpp
-  LABELS lab-machine TIMEOUT 900 DEPENDS 01_devices 07_rdma_write)
+  LABELS lab-machine TIMEOUT 900 LOCK lab-machine DEPENDS 01_devices 07_rdma_write)
 # The throwaway micro-VM's deadlines: boot, power-off (label lab-machine: it boots VMs itself).
-lab_add_test(test_microvm vm/test_microvm.cpp LABELS lab-machine TIMEOUT 600)
+lab_add_test(test_microvm vm/test_microvm.cpp LABELS lab-machine TIMEOUT 600 LOCK lab-machine)

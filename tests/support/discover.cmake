@@ -3,7 +3,8 @@
 # CTest file with one test per case, each with the program's labels and
 # timeout. (Catch2's own catch_discover_tests cannot give a test two labels.)
 #
-# Inputs (-D): PROGRAM, OUTPUT, PREFIX, LABELS (comma-separated), TIMEOUT, CATCH_VERSION.
+# Inputs (-D): PROGRAM, OUTPUT, PREFIX, LABELS (comma-separated), TIMEOUT, CATCH_VERSION,
+# LOCK (a RESOURCE_LOCK name, or empty: tests that hold one never run at once).
 # Catch2 v2 and v3 differ here: v3 lists with --list-tests --verbosity quiet
 # and fails a run whose test spec matches no test by itself; v2 lists with
 # --list-test-names-only and needs --warn NoTests for that (v3 removed the flag).
@@ -22,6 +23,10 @@ endif()
 string(REPLACE ";" "\\;" listing "${listing}")
 string(REPLACE "\n" ";" names "${listing}")
 string(REPLACE "," ";" labels "${LABELS}")
+set(lock "")
+if(NOT LOCK STREQUAL "")
+  set(lock " RESOURCE_LOCK [==[${LOCK}]==]")
+endif()
 get_filename_component(directory "${PROGRAM}" DIRECTORY)
 set(script "")
 foreach(name IN LISTS names)
@@ -34,6 +39,7 @@ foreach(name IN LISTS names)
   string(APPEND script
     "add_test([==[${PREFIX}${name}]==] [==[${PROGRAM}]==] [==[${spec}]==]${run_args})\n"
     "set_tests_properties([==[${PREFIX}${name}]==] PROPERTIES"
-    " LABELS [==[${labels}]==] TIMEOUT ${TIMEOUT} WORKING_DIRECTORY [==[${directory}]==])\n")
+    " LABELS [==[${labels}]==] TIMEOUT ${TIMEOUT} WORKING_DIRECTORY [==[${directory}]==]"
+    "${lock})\n")
 endforeach()
 file(WRITE "${OUTPUT}" "${script}")
