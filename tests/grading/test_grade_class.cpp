@@ -184,8 +184,13 @@ const Run& graded_class() {
     static const Run run = [] {
         prepare_class();
         Run done;
+        // A deadline of 30 s a check: a program that hangs costs two of them
+        // (it is not started a third time), and the memory hog reaches its
+        // 512 MiB within it even on a loaded machine. With 15 s, its first run
+        // once ran out of time while CI's other leg ran beside it, and the
+        // reason became "no result within 15 s" instead of the memory limit.
         done.result = lab::test::run(
-            {"/usr/bin/env", "RDMA_LAB_CHECK_TIMEOUT=15", "RDMA_LAB_GRADE_OUT=" + kOut.string(),
+            {"/usr/bin/env", "RDMA_LAB_CHECK_TIMEOUT=30", "RDMA_LAB_GRADE_OUT=" + kOut.string(),
              "RDMA_LAB_GRADE_BUILD=" + std::string(LAB_BUILD_DIR),
              (kSource / "grading" / "grade.sh").string(), "--class", kClass.string(), "--exercises",
              "03,05"},
@@ -249,8 +254,8 @@ void broken_submissions_score_zero() {
     const std::map<std::string, std::string> reasons = {
         {"bad_compile", "(does not compile: 05_fix_the_connection/connection.cpp:"},
         {"bad_missing", "(05_fix_the_connection/connection.cpp is missing from the submission"},
-        {"bad_hang", "(no result within 15 s: your code hangs or sleeps"},
-        {"bad_sleep", "(no result within 15 s: your code hangs or sleeps"},
+        {"bad_hang", "(no result within 30 s: your code hangs or sleeps"},
+        {"bad_sleep", "(no result within 30 s: your code hangs or sleeps"},
         {"bad_fork", "(your program tried to start more than 64 processes and was stopped"},
         {"bad_memory", "(your program used more than 512 MiB of memory and was stopped"},
         {"bad_print", "(your program printed more than 1 MiB and was stopped"},
