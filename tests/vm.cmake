@@ -6,7 +6,7 @@
 # were skipped): ctest -L two-hosts
 
 # Lessons 06 and 07 join the two-host tests once their folders exist.
-set(two_host_lessons 01_devices)
+set(two_host_lessons 01_devices 05_exchange)
 set(two_host_definitions "")
 foreach(two_host_lesson 06_send_recv 07_rdma_write)
   if(EXISTS "${PROJECT_SOURCE_DIR}/lessons/${two_host_lesson}/CMakeLists.txt")

@@ -29,6 +29,7 @@
 #   --capture FILE                record every frame on the wire to FILE (pcap)
 #   --netem SPEC                  this VM's card loses, delays or reorders what it sends,
 #                                 as tc-netem(8) SPEC says (e.g. "loss 2%"), once both VMs are up
+#   --mtu BYTES                   this VM's card's MTU (default 1500; rxe's active_mtu follows it)
 #
 # Lab machine mode (vm/machine.sh uses it; students use ./lab up):
 #   --machine DIR --ssh-port PORT  boot in the background and return once qemu runs; DIR/run is the
@@ -45,7 +46,7 @@ cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 timeout_seconds=${RDMA_LAB_VM_TIMEOUT:-1800}
 memory=${RDMA_LAB_VM_MEMORY:-2048}
 cpus=${RDMA_LAB_VM_CPUS:-2}
-wire='' wire_address='' wire_peer='' capture_file='' netem='' prepare=0 userland='' machine='' ssh_port=''
+wire='' wire_address='' wire_peer='' capture_file='' netem='' wire_mtu='' prepare=0 userland='' machine='' ssh_port=''
 
 die() {
     echo "microvm: $*" >&2
@@ -59,7 +60,7 @@ while [ $# -gt 0 ]; do
         timeout_seconds=$2
         shift 2
         ;;
-    --wire | --address | --peer | --capture | --netem)
+    --wire | --address | --peer | --capture | --netem | --mtu)
         [ $# -ge 2 ] || die "$1 needs a value"
         case "$1" in
         --wire) wire=$2 ;;
@@ -67,6 +68,7 @@ while [ $# -gt 0 ]; do
         --peer) wire_peer=$2 ;;
         --capture) capture_file=$2 ;;
         --netem) netem=$2 ;;
+        --mtu) wire_mtu=$2 ;;
         esac
         shift 2
         ;;
@@ -101,8 +103,11 @@ if [ -n "$wire" ]; then
     [[ $wire =~ ^[0-9]+:[0-9]+$ ]] || die "--wire must be LOCAL_PORT:PEER_PORT, not '$wire'"
     [[ $wire_address =~ $ipv4 ]] || die "--wire needs --address IP (this VM's IPv4 address on the wire)"
     [ -z "$wire_peer" ] || [[ $wire_peer =~ $ipv4 ]] || die "--peer must be an IPv4 address, not '$wire_peer'"
-elif [ -n "$wire_address$wire_peer$capture_file$netem" ]; then
-    die "--address, --peer, --capture and --netem only make sense with --wire"
+    if [ -n "$wire_mtu" ] && { ! [[ $wire_mtu =~ ^[0-9]{3,4}$ ]] || [ "$wire_mtu" -lt 576 ] || [ "$wire_mtu" -gt 9000 ]; }; then
+        die "--mtu must be a number of bytes from 576 to 9000, not '$wire_mtu'"
+    fi
+elif [ -n "$wire_address$wire_peer$capture_file$netem$wire_mtu" ]; then
+    die "--address, --peer, --capture, --netem and --mtu only make sense with --wire"
 fi
 if [ -n "$machine" ]; then
     [ -d "$machine" ] || die "--machine needs an existing folder, not '$machine'"
@@ -298,7 +303,7 @@ elif [ $# -eq 0 ]; then
 else
     printf '%q ' "$@" >"$run_dir/command"
 fi
-[ -z "$wire" ] || echo "$wire_address ${wire_peer:--} $netem" >"$run_dir/wire"
+[ -z "$wire" ] || echo "$wire_address ${wire_peer:--} ${wire_mtu:-1500} $netem" >"$run_dir/wire"
 [ -z "${RDMA_LAB_VM_FAULT:-}" ] || echo "$RDMA_LAB_VM_FAULT" >"$run_dir/fault"
 # Carry the variables a run depends on into the guest (BENCH_*: ./lab bench's
 # settings, such as BENCH_REPS).

@@ -5,7 +5,8 @@
 # Ethernet cable (qemu's socket netdev: frames travel as UDP datagrams over the
 # host's loopback, nowhere else).
 #
-#   vm/two-hosts.sh [--capture FILE] [--netem SPEC] [--timeout SECONDS] PROGRAM [ARGS...]
+#   vm/two-hosts.sh [--capture FILE] [--netem SPEC] [--client-mtu BYTES] [--timeout SECONDS]
+#                   PROGRAM [ARGS...]
 #
 # The server VM (10.77.1.1) runs PROGRAM ARGS, the client VM (10.77.1.2) runs
 # PROGRAM ARGS 10.77.1.1. A one-process lesson (lesson 01, say) runs on both
@@ -13,6 +14,8 @@
 # every frame on the wire to FILE (pcap), as seen by the server's card.
 # --netem SPEC makes the client's card lossy (tc-netem(8), e.g. "loss 2%"):
 # frames it drops never reach the wire, so the capture does not show them.
+# --client-mtu BYTES gives the client's card another MTU than the server's
+# 1500 (e.g. 4500: its rxe0's active_mtu is then 4096, the server's 1024).
 #
 # When one side fails (its VM does not boot, or its program exits non-zero)
 # the other is stopped after RDMA_LAB_TWO_HOSTS_GRACE seconds (default 10);
@@ -32,6 +35,7 @@ grace=${RDMA_LAB_TWO_HOSTS_GRACE:-10}
 fault=${RDMA_LAB_TWO_HOSTS_FAULT:-}
 capture=
 netem=
+client_mtu=
 
 die() {
     echo "two-hosts: $*" >&2
@@ -50,6 +54,11 @@ while [ $# -gt 0 ]; do
         netem=$2
         shift 2
         ;;
+    --client-mtu)
+        [ $# -ge 2 ] || die "--client-mtu needs a number of bytes, e.g. 4500"
+        client_mtu=$2
+        shift 2
+        ;;
     --timeout)
         [ $# -ge 2 ] || die "--timeout needs a number of seconds"
         timeout_seconds=$2
@@ -63,8 +72,11 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-[ $# -ge 1 ] || die "usage: vm/two-hosts.sh [--capture FILE] [--netem SPEC] [--timeout SECONDS] PROGRAM [ARGS...]"
+[ $# -ge 1 ] || die "usage: vm/two-hosts.sh [--capture FILE] [--netem SPEC] [--client-mtu BYTES] [--timeout SECONDS] PROGRAM [ARGS...]"
 [[ $timeout_seconds =~ ^[0-9]+$ ]] || die "--timeout must be a whole number of seconds, not '$timeout_seconds'"
+if [ -n "$client_mtu" ] && { ! [[ $client_mtu =~ ^[0-9]{3,4}$ ]] || [ "$client_mtu" -lt 576 ] || [ "$client_mtu" -gt 9000 ]; }; then
+    die "--client-mtu must be a number of bytes from 576 to 9000, not '$client_mtu'"
+fi
 case "$fault" in "" | server-boot | client-boot | server-exit | client-exit) ;;
 *) die "RDMA_LAB_TWO_HOSTS_FAULT must be server-boot, client-boot, server-exit or client-exit, not '$fault'" ;;
 esac
@@ -143,9 +155,10 @@ echo "two-hosts: server VM $server_address, client VM $client_address, wire udp:
 start_side server "$server_port" "$client_port" "$server_address" "$client_address" "${capture_args[@]}" \
     -- "${server_command[@]}"
 server_pid=$!
-netem_args=()
-[ -z "$netem" ] || netem_args=(--netem "$netem")
-start_side client "$client_port" "$server_port" "$client_address" "$server_address" "${netem_args[@]}" \
+client_args=()
+[ -z "$netem" ] || client_args=(--netem "$netem")
+[ -z "$client_mtu" ] || client_args+=(--mtu "$client_mtu")
+start_side client "$client_port" "$server_port" "$client_address" "$server_address" "${client_args[@]}" \
     -- "${client_command[@]}"
 client_pid=$!
 

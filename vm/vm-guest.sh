@@ -15,8 +15,8 @@ ip link set lo up
 if [ -f /run/lab/wire ]; then
     # On a wire (vm/two-hosts.sh): rxe0 on the virtio network card, which
     # carries the frames to the other VM.
-    # "ADDRESS PEER NETEM...": PEER is - when there is none; NETEM may be empty.
-    read -r address peer netem </run/lab/wire
+    # "ADDRESS PEER MTU NETEM...": PEER is - when there is none; NETEM may be empty.
+    read -r address peer mtu netem </run/lab/wire
     [ "$peer" != - ] || peer=''
     netdev=
     for path in /sys/class/net/*; do
@@ -26,10 +26,10 @@ if [ -f /run/lab/wire ]; then
 else
     # A dummy netdev is enough for rxe: packets to the device's own address are
     # looped back inside the kernel. The address is private to this VM.
-    address=10.77.0.1 peer='' netem='' netdev=lab0
+    address=10.77.0.1 peer='' mtu=1500 netem='' netdev=lab0
     ip link add lab0 type dummy
 fi
-ip link set "$netdev" mtu 1500 up
+ip link set "$netdev" mtu "$mtu" up
 ip addr add "$address/24" dev "$netdev"
 if ! rdma link add rxe0 type rxe netdev "$netdev"; then
     echo "micro-VM: rdma link add rxe0 failed; the kernel said:" >&2

@@ -19,6 +19,7 @@ ConnectionInfo prepare(ibv_qp* qp, const Port& port, const PeerSetup& setup) {
     move_to_init(qp, port.number, setup.access);
     ConnectionInfo mine;
     mine.address = {qp->qp_num, random_psn(), port.attr.lid, port.gid.gid};
+    mine.mtu = port.attr.active_mtu;
     if (setup.region != nullptr) {
         mine.remote_addr = reinterpret_cast<std::uintptr_t>(setup.region->addr);
         mine.rkey = setup.region->rkey;
@@ -34,7 +35,9 @@ Peer finish(ibv_qp* qp, const Port& port, Connection connection, const Connectio
             const PeerSetup& setup, std::chrono::milliseconds timeout) {
     Peer peer{connection.exchange(mine, timeout), std::move(connection)};
     print_address("remote", peer.info.address);
-    move_to_rtr(qp, port.local(), peer.info.address, setup.rd_atomic);
+    LocalPort local = port.local();
+    local.path_mtu = agreed_mtu(local.path_mtu, peer.info.mtu);
+    move_to_rtr(qp, local, peer.info.address, setup.rd_atomic);
     move_to_rts(qp, mine.address.psn, setup.rd_atomic, setup.rnr_retry);
     return peer;
 }

@@ -37,6 +37,7 @@ constexpr std::size_t kGidAt = 16;
 constexpr std::size_t kAddrAt = 32;
 constexpr std::size_t kRkeyAt = 40;
 constexpr std::size_t kLengthAt = 44;
+constexpr std::size_t kMtuAt = 48;
 
 // Big-endian (network order) writing and reading, one byte at a time: this
 // works on any host and needs no alignment.
@@ -119,6 +120,7 @@ std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info) {
     put<std::uint64_t>(message, kAddrAt, info.remote_addr);
     put<std::uint32_t>(message, kRkeyAt, info.rkey);
     put<std::uint32_t>(message, kLengthAt, info.length);
+    put<std::uint32_t>(message, kMtuAt, static_cast<std::uint32_t>(info.mtu));
     return message;
 }
 
@@ -159,6 +161,12 @@ ConnectionInfo decode_info(std::span<const std::byte> message) {
     info.remote_addr = get<std::uint64_t>(message, kAddrAt);
     info.rkey = get<std::uint32_t>(message, kRkeyAt);
     info.length = get<std::uint32_t>(message, kLengthAt);
+    const auto mtu = get<std::uint32_t>(message, kMtuAt);
+    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096) {
+        throw Error("bad connection message: MTU code " + std::to_string(mtu) +
+                    " is not one of 1 (256 bytes) to 5 (4096 bytes)");
+    }
+    info.mtu = static_cast<ibv_mtu>(mtu);
     return info;
 }
 

@@ -5,7 +5,10 @@
  *
  * Before two RC QPs can talk, each side must learn the other's QP number,
  * first PSN, LID and GID, and, for one-sided operations, the address, rkey and
- * length of the peer's memory region. RDMA itself cannot carry this (the QPs
+ * length of the peer's memory region, and the largest payload its port carries
+ * (active_mtu): both sides use the smaller of the two MTUs as the path MTU,
+ * since a packet longer than the far port's link carries does not get through.
+ * RDMA itself cannot carry this (the QPs
  * are not connected yet), so it travels over an ordinary TCP connection:
  * the server (started without SERVER) listens, the client connects, retrying
  * until the server is up or a timeout passes.
@@ -15,7 +18,7 @@
  * | offset | size | field                                   |
  * |--------|------|-----------------------------------------|
  * | 0      | 4    | magic "RVLX" (0x52564c58)               |
- * | 4      | 2    | version (1)                             |
+ * | 4      | 2    | version (2)                             |
  * | 6      | 2    | LID                                     |
  * | 8      | 4    | QP number (24 bits used)                |
  * | 12     | 4    | PSN (24 bits used)                      |
@@ -23,9 +26,11 @@
  * | 32     | 8    | remote address                          |
  * | 40     | 4    | rkey                                    |
  * | 44     | 4    | length                                  |
+ * | 48     | 4    | active MTU (an ibv_mtu: 1 = 256 … 5 = 4096) |
  *
  * Received messages are untrusted input: decode_info() checks the magic, the
- * version and that QPN and PSN fit in 24 bits. Every blocking call has a deadline.
+ * version, that QPN and PSN fit in 24 bits and that the MTU is one of the five.
+ * Every blocking call has a deadline.
  */
 #pragma once
 
@@ -48,14 +53,20 @@ struct ConnectionInfo {
     std::uint64_t remote_addr = 0;  ///< start of the memory region the peer may access
     std::uint32_t rkey = 0;         ///< that region's rkey
     std::uint32_t length = 0;       ///< that region's length in bytes
+    ibv_mtu mtu = IBV_MTU_1024;     ///< the sender's active_mtu
 };
 
+/// The path MTU two sides agree on: the smaller of their active MTUs (lesson 05).
+[[nodiscard]] constexpr ibv_mtu agreed_mtu(ibv_mtu mine, ibv_mtu theirs) noexcept {
+    return mine < theirs ? mine : theirs;
+}
+
 /// Size of one message on the wire.
-inline constexpr std::size_t kInfoWireSize = 48;
+inline constexpr std::size_t kInfoWireSize = 52;
 /// "RVLX".
 inline constexpr std::uint32_t kInfoMagic = 0x52564c58;
 /// The layout's version; a peer with another version is refused.
-inline constexpr std::uint16_t kInfoVersion = 1;
+inline constexpr std::uint16_t kInfoVersion = 2;
 
 /// Serialize @p info into the wire layout above.
 std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info);

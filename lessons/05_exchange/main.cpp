@@ -88,11 +88,14 @@ int main(int argc, char** argv) {
         mine.remote_addr = reinterpret_cast<std::uintptr_t>(buffer.data());
         mine.rkey = mr->rkey;
         mine.length = static_cast<std::uint32_t>(buffer.size());
+        // And the largest payload our port carries: a packet above the far
+        // port's MTU would be dropped there, so both use the smaller one.
+        mine.mtu = port_attr.active_mtu;
         lab::print_address("local", mine.address);
 
         // Step 8c: the TCP exchange. The server listens and accepts one
         // client; the client connects, retrying while the server is not up.
-        // Then both send their 48-byte message and read the other's.
+        // Then both send their 52-byte message and read the other's.
         if (options.is_server()) {
             std::printf("server: waiting for a client on TCP port %u\n",
                         unsigned(options.tcp_port));
@@ -108,6 +111,9 @@ int main(int argc, char** argv) {
         lab::print_address("remote", peer.address);
         std::printf("%s: peer buffer at 0x%llx, rkey 0x%x, %u bytes\n", role,
                     static_cast<unsigned long long>(peer.remote_addr), peer.rkey, peer.length);
+        const ibv_mtu path_mtu = lab::agreed_mtu(port_attr.active_mtu, peer.mtu);
+        std::printf("%s: path MTU %d, the smaller of ours (%d) and the peer's (%d)\n", role,
+                    128 << path_mtu, 128 << port_attr.active_mtu, 128 << peer.mtu);
 
         // Step 8d (lesson 04, ibv_modify_qp): INIT → RTR with the peer's address, QPN and
         // first PSN; RTR → RTS with our own first PSN.
@@ -119,7 +125,7 @@ int main(int argc, char** argv) {
             // the GRH, that is the peer's GID. The kernel refuses a path without it.
             ibv_qp_attr rtr{};
             rtr.qp_state = IBV_QPS_RTR;
-            rtr.path_mtu = port_attr.active_mtu;
+            rtr.path_mtu = path_mtu;
             rtr.dest_qp_num = peer.address.qp_num;
             rtr.rq_psn = peer.address.psn;
             rtr.max_dest_rd_atomic = 1;
@@ -138,7 +144,7 @@ int main(int argc, char** argv) {
                     ? "RoCE has no LIDs: set ah_attr.is_global = 1 and the peer's GID"
                     : "is the peer's LID right, and the port ACTIVE?");
         }
-        const lab::LocalPort local{options.ib_port, gid.index, port_attr.active_mtu};
+        const lab::LocalPort local{options.ib_port, gid.index, path_mtu};
         lab::move_to_rtr(qp.get(), local, peer.address);
         lab::move_to_rts(qp.get(), mine.address.psn);
 

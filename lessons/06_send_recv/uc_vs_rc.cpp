@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
 
         lab::ConnectionInfo mine;
         mine.address = {qp->qp_num, lab::random_psn(), port.attr.lid, port.gid.gid};
+        mine.mtu = port.attr.active_mtu;  // both sides use the smaller MTU (lesson 05)
         if (options.is_server()) {
             std::printf("server: waiting for a client on TCP port %u\n",
                         unsigned(options.tcp_port));
@@ -149,15 +150,18 @@ int main(int argc, char** argv) {
             options.is_server()
                 ? lab::Connection::accept_one(options.tcp_port, options.timeout)
                 : lab::Connection::connect_to(options.server, options.tcp_port, options.timeout);
-        const lab::PeerAddress peer = connection.exchange(mine, options.timeout).address;
+        const lab::ConnectionInfo theirs = connection.exchange(mine, options.timeout);
+        const lab::PeerAddress& peer = theirs.address;
+        lab::LocalPort local = port.local();
+        local.path_mtu = lab::agreed_mtu(local.path_mtu, theirs.mtu);
         if (unreliable) {
-            connect_uc(qp.get(), port.local(), peer, mine.address.psn);
+            connect_uc(qp.get(), local, peer, mine.address.psn);
             std::printf("%s: UC in RTS: RTR set path, dest QPN, rq_psn; RTS only sq_psn\n", role);
         } else {
-            lab::move_to_rtr(qp.get(), port.local(), peer);
+            lab::move_to_rtr(qp.get(), local, peer);
             lab::move_to_rts(qp.get(), mine.address.psn);
             std::printf(
-                "%s: RC in RTS: timeout 14 (4.096 us x 2^14 = 67 ms before a resend), "
+                "%s: RC in RTS: timeout 17 (4.096 us x 2^17 = 537 ms before a resend), "
                 "retry_cnt 6, rnr_retry 7\n",
                 role);
         }

@@ -35,6 +35,7 @@ lab::ConnectionInfo sample_info() {
     info.remote_addr = 0x00007f0012345678;
     info.rkey = 0xdeadbeef;
     info.length = 4096;
+    info.mtu = IBV_MTU_2048;
     return info;
 }
 
@@ -42,7 +43,8 @@ bool same(const lab::ConnectionInfo& a, const lab::ConnectionInfo& b) {
     return a.address.qp_num == b.address.qp_num && a.address.psn == b.address.psn &&
            a.address.lid == b.address.lid &&
            std::memcmp(a.address.gid.raw, b.address.gid.raw, sizeof a.address.gid.raw) == 0 &&
-           a.remote_addr == b.remote_addr && a.rkey == b.rkey && a.length == b.length;
+           a.remote_addr == b.remote_addr && a.rkey == b.rkey && a.length == b.length &&
+           a.mtu == b.mtu;
 }
 
 std::uint16_t port() {
@@ -74,17 +76,24 @@ void raw_peer(std::uint16_t tcp_port, std::span<const std::byte> bytes) {
 
 TEST_CASE("encode_info writes the documented layout in network byte order", "[exchange]") {
     const auto message = lab::encode_info(sample_info());
-    REQUIRE(message.size() == 48);
+    REQUIRE(message.size() == 52);
     auto byte = [&](std::size_t at) { return std::to_integer<unsigned>(message[at]); };
     CHECK(std::string{char(byte(0)), char(byte(1)), char(byte(2)), char(byte(3))} == "RVLX");
-    CHECK((byte(4) == 0 && byte(5) == 1));                                             // version 1
+    CHECK((byte(4) == 0 && byte(5) == 2));                                             // version 2
     CHECK((byte(6) == 0x12 && byte(7) == 0x34));                                       // LID
     CHECK((byte(8) == 0 && byte(9) == 0 && byte(11) == 0x11));                         // QPN
     CHECK((byte(13) == 0x3c && byte(14) == 0x5d && byte(15) == 0x1e));                 // PSN
     CHECK((byte(26) == 0xff && byte(27) == 0xff && byte(28) == 10 && byte(31) == 1));  // GID
     CHECK((byte(32) == 0 && byte(34) == 0x7f && byte(39) == 0x78));                    // address
     CHECK((byte(40) == 0xde && byte(43) == 0xef));                                     // rkey
-    CHECK((byte(46) == 0x10 && byte(47) == 0x00));  // length 4096
+    CHECK((byte(46) == 0x10 && byte(47) == 0x00));             // length 4096
+    CHECK((byte(48) == 0 && byte(50) == 0 && byte(51) == 4));  // MTU 2048
+}
+
+TEST_CASE("the path MTU two sides agree on is the smaller of their active MTUs", "[exchange]") {
+    CHECK(lab::agreed_mtu(IBV_MTU_1024, IBV_MTU_4096) == IBV_MTU_1024);
+    CHECK(lab::agreed_mtu(IBV_MTU_4096, IBV_MTU_1024) == IBV_MTU_1024);
+    CHECK(lab::agreed_mtu(IBV_MTU_2048, IBV_MTU_2048) == IBV_MTU_2048);
 }
 
 TEST_CASE("decode_info reverses encode_info", "[exchange]") {
@@ -96,8 +105,10 @@ TEST_CASE("decode_info refuses malformed messages, naming what is wrong", "[exch
     const auto good = lab::encode_info(sample_info());
 
     SECTION("truncated") {
-        CHECK(contains(error_of([&] { lab::decode_info(std::span(good).first(47)); }),
-                       "47 bytes, expected 48"));
+        CHECK(contains(error_of([&] { lab::decode_info(std::span(good).first(51)); }),
+                       "51 bytes, expected 52"));
+        CHECK(contains(error_of([&] { lab::decode_info(std::span(good).first(48)); }),
+                       "48 bytes, expected 52"));  // a peer of version 1
         CHECK(contains(error_of([&] { lab::decode_info({}); }), "0 bytes"));
     }
     SECTION("wrong magic") {
@@ -107,8 +118,8 @@ TEST_CASE("decode_info refuses malformed messages, naming what is wrong", "[exch
     }
     SECTION("wrong version") {
         auto bad = good;
-        bad[5] = std::byte{2};
-        CHECK(contains(error_of([&] { lab::decode_info(bad); }), "version 2, expected 1"));
+        bad[5] = std::byte{1};
+        CHECK(contains(error_of([&] { lab::decode_info(bad); }), "version 1, expected 2"));
     }
     SECTION("QPN or PSN wider than 24 bits") {
         auto bad_qpn = good;
@@ -117,6 +128,14 @@ TEST_CASE("decode_info refuses malformed messages, naming what is wrong", "[exch
         auto bad_psn = good;
         bad_psn[12] = std::byte{0x80};
         CHECK(contains(error_of([&] { lab::decode_info(bad_psn); }), "PSN"));
+    }
+    SECTION("an MTU code that is not one of the five") {
+        for (const unsigned char code : {0, 6, 255}) {
+            auto bad = good;
+            bad[51] = std::byte{code};
+            CHECK(contains(error_of([&] { lab::decode_info(bad); }),
+                           "MTU code " + std::to_string(code) + " is not one of 1 (256 bytes)"));
+        }
     }
 }
 
@@ -150,7 +169,7 @@ TEST_CASE("a truncated or foreign message is refused by the receiver", "[exchang
         auto connection = lab::Connection::accept_one(tcp_port, 10s);
         const auto error = error_of([&] { connection.exchange(sample_info(), 10s); });
         peer.join();
-        CHECK(contains(error, "closed the connection after 20 of 48 bytes"));
+        CHECK(contains(error, "closed the connection after 20 of 52 bytes"));
     }
     SECTION("wrong magic") {
         good[3] = std::byte{0};
@@ -166,7 +185,7 @@ TEST_CASE("a truncated or foreign message is refused by the receiver", "[exchang
         auto connection = lab::Connection::accept_one(tcp_port, 10s);
         const auto error = error_of([&] { connection.exchange(sample_info(), 10s); });
         peer.join();
-        CHECK(contains(error, "version 32513"));
+        CHECK(contains(error, "version 32514"));
     }
 }
 

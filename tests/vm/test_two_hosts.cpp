@@ -83,6 +83,25 @@ TEST_CASE("two hosts: each VM has its own rxe0 on its own card, with a GID of it
     CHECK(result.err.find("two-hosts: server and client both succeeded") != std::string::npos);
 }
 
+// Lesson 05's exchange carries each side's active_mtu, and both use the smaller
+// (issue: without it, each side used its own). The client's card has an MTU of
+// 4500, so its rxe0 reports 4096; the server's card has 1500, so 1024.
+TEST_CASE("two hosts, different MTUs: 05_exchange connects at the smaller one on both sides",
+          "[two-hosts]") {
+    if (skipped_inside_vm()) {
+        return;
+    }
+    const auto result = run({kTwoHosts, "--client-mtu", "4500", lesson("05_exchange")}, 300s);
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.out.find("[server] server: path MTU 1024, the smaller of ours (1024) and the "
+                          "peer's (4096)") != std::string::npos);
+    CHECK(result.out.find("[client] client: path MTU 1024, the smaller of ours (4096) and the "
+                          "peer's (1024)") != std::string::npos);
+    CHECK(result.out.find("[client] client: both sides are in RTS") != std::string::npos);
+    CHECK(result.err.find("two-hosts: server and client both succeeded") != std::string::npos);
+}
+
 TEST_CASE("two hosts: a VM that does not boot stops the other, and is named",
           "[two-hosts][bad-input]") {
     if (skipped_inside_vm()) {
@@ -157,6 +176,13 @@ TEST_CASE("two hosts: bad input ends in one line", "[two-hosts][bad-input]") {
     const auto netem_alone = run({kTwoHosts, "--netem"}, 30s);
     CHECK(netem_alone.exit_code == 2);
     CHECK(netem_alone.err.find("--netem needs a tc-netem spec") != std::string::npos);
+
+    for (const std::string mtu : {"65536", "100", "big"}) {
+        const auto bad_mtu = run({kTwoHosts, "--client-mtu", mtu, lesson("01_devices")}, 30s);
+        CHECK(bad_mtu.exit_code == 2);
+        CHECK(bad_mtu.err.find("--client-mtu must be a number of bytes from 576 to 9000, not '" +
+                               mtu + "'") != std::string::npos);
+    }
 }
 
 TEST_CASE("capture: a lesson without traffic leaves no RoCE v2 packet on the wire",
