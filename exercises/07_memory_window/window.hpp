@@ -61,8 +61,8 @@ inline constexpr unsigned kRxeWithInvalidate = 1U << 2;
 inline unsigned invalidation_flags(ibv_context* context) {
     ibv_device_attr attr{};
     lab::check(ibv_query_device(context, &attr), "ibv_query_device");
-    const bool rxe = attr.vendor_id == kRxeVendorId;
-    return rxe ? IBV_WC_WITH_INV | kRxeWithInvalidate : IBV_WC_WITH_INV;
+    const unsigned standard = IBV_WC_WITH_INV;
+    return attr.vendor_id == kRxeVendorId ? standard | kRxeWithInvalidate : standard;
 }
 
 /// Everything the program creates, in creation order (so destroyed in reverse).

@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
         .flag("--wrong-address", flags.wrong_address, "client: write across the end of the region")
         .excludes(wrong_rkey);
     command_line.option("--inline", flags.inline_size,
-                        "client: write N bytes (the greeting, padded with dots), always inline; "
-                        "0: the usual write",
+                        "client: write N bytes (the greeting, padded with dots) with "
+                        "IBV_SEND_INLINE; without --inline, the usual write of the greeting",
                         {.min = kGreeting.size() + 1, .max = std::size_t{1} << 20});
     const lab::Options options = command_line.parse(argc, argv);
 
