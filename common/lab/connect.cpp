@@ -35,9 +35,7 @@ Peer finish(ibv_qp* qp, const Port& port, Connection connection, const Connectio
             const PeerSetup& setup, std::chrono::milliseconds timeout) {
     Peer peer{connection.exchange(mine, timeout), std::move(connection)};
     print_address("remote", peer.info.address);
-    LocalPort local = port.local();
-    local.path_mtu = agreed_mtu(local.path_mtu, peer.info.mtu);
-    move_to_rtr(qp, local, peer.info.address, setup.rd_atomic);
+    move_to_rtr(qp, port.local(peer.info.mtu), peer.info.address, setup.rd_atomic);
     move_to_rts(qp, mine.address.psn, setup.rd_atomic, setup.rnr_retry);
     return peer;
 }

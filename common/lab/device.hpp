@@ -83,6 +83,10 @@ struct Port {
 
     /// What move_to_rtr() needs of this side: port, GID index, and active_mtu as the path MTU.
     [[nodiscard]] LocalPort local() const noexcept { return {number, gid.index, attr.active_mtu}; }
+    /// The same at the path MTU agreed with a peer whose port carries @p peer_mtu (lesson 05).
+    [[nodiscard]] LocalPort local(ibv_mtu peer_mtu) const noexcept {
+        return {number, gid.index, agreed_mtu(attr.active_mtu, peer_mtu)};
+    }
 };
 
 /**

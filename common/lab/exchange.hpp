@@ -56,11 +56,6 @@ struct ConnectionInfo {
     ibv_mtu mtu = IBV_MTU_1024;     ///< the sender's active_mtu
 };
 
-/// The path MTU two sides agree on: the smaller of their active MTUs (lesson 05).
-[[nodiscard]] constexpr ibv_mtu agreed_mtu(ibv_mtu mine, ibv_mtu theirs) noexcept {
-    return mine < theirs ? mine : theirs;
-}
-
 /// Size of one message on the wire.
 inline constexpr std::size_t kInfoWireSize = 52;
 /// "RVLX".

@@ -66,6 +66,11 @@ struct LocalPort {
     ibv_mtu path_mtu = IBV_MTU_1024;  ///< the port's active_mtu
 };
 
+/// The path MTU two sides agree on: the smaller of their active MTUs (lesson 05).
+[[nodiscard]] constexpr ibv_mtu agreed_mtu(ibv_mtu mine, ibv_mtu theirs) noexcept {
+    return mine < theirs ? mine : theirs;
+}
+
 /// RESET → INIT (lesson 04): port, P_Key index 0, and the remote access the QP grants.
 void move_to_init(ibv_qp* qp, std::uint8_t port, int access_flags);
 

@@ -152,8 +152,7 @@ int main(int argc, char** argv) {
                 : lab::Connection::connect_to(options.server, options.tcp_port, options.timeout);
         const lab::ConnectionInfo theirs = connection.exchange(mine, options.timeout);
         const lab::PeerAddress& peer = theirs.address;
-        lab::LocalPort local = port.local();
-        local.path_mtu = lab::agreed_mtu(local.path_mtu, theirs.mtu);
+        const lab::LocalPort local = port.local(theirs.mtu);  // at the smaller of the two MTUs
         if (unreliable) {
             connect_uc(qp.get(), local, peer, mine.address.psn);
             std::printf("%s: UC in RTS: RTR set path, dest QPN, rq_psn; RTS only sq_psn\n", role);
