@@ -14,6 +14,7 @@
 #                      every check fails, naming every TODO;
 #   test_sandbox       a misbehaving program: every way it fails is caught;
 #   test_grade_report  the scores and reports, from files;
+#   test_grade_retry   which exercises the class grader runs again, alone;
 #   test_grade_class   ./lab grade --class on a class of good, bad and cheating
 #                      submissions (boots its own micro-VM: label grade-class);
 #   grading_gradescope the Gradescope package in a container laid out like
@@ -177,6 +178,12 @@ target_link_libraries(test_sandbox PRIVATE lab_grade_checker)
 # Scores and reports, from files.
 lab_add_test(test_grade_report grading/test_grade_report.cpp LABELS unit grading TIMEOUT 60)
 target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
+
+# grading/in-vm.sh grades an exercise again, alone, when it ran out of time
+# beside another (stand-in check programs: this is about the order only). It
+# needs no device, and spends its time starting shell programs, which the
+# emulated micro-VM does slowly: label host.
+lab_add_test(test_grade_retry grading/test_grade_retry.cpp LABELS grading host TIMEOUT 300)
 
 # ./lab grade --class on good, broken and cheating submissions. It boots its
 # own micro-VM, so it runs on the build host (./lab test: label grade-class).
