@@ -221,7 +221,8 @@ int main(int argc, char** argv) {
         // Which GID later lessons use: the RoCE v2 entry with an IPv4 address,
         // chosen by type (never by a fixed index), unless -g says otherwise.
         const lab::GidChoice gid = lab::choose_gid(context.get(), port, options.gid_index);
-        // ibv_query_gid is the older call: one entry, without its type.
+        // ibv_query_gid is the older call: one entry, without its type
+        // (ibv_query_gid_ex reads one entry with it; choose_gid uses it for -g).
         ibv_gid queried{};
         lab::check(ibv_query_gid(context.get(), port, gid.index, &queried), "ibv_query_gid");
         std::printf("\tchosen GID index: %d (%s, %s)%s\n", gid.index,
