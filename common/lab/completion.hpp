@@ -51,7 +51,15 @@ ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout = kCompleti
  */
 void check_completion(const ibv_wc& wc, std::string_view what);
 
-/// poll_completion() followed by check_completion(): the usual "wait for this one to finish".
+/**
+ * @brief poll_completion() followed by check_completion(): the usual "wait for this one to finish".
+ *
+ * It takes the next completion of @p cq, whichever work request that is: it
+ * is "this one" only while nothing else can complete on @p cq. Where a CQ
+ * serves a send queue and a receive queue, or several requests are
+ * outstanding, look at the returned wc.opcode and wc.wr_id before trusting
+ * it (lesson 10's async_events tells its send and receive apart that way).
+ */
 ibv_wc wait_for_completion(ibv_cq* cq, std::string_view what,
                            std::chrono::milliseconds timeout = kCompletionTimeout,
                            PeerWatch peer = {});

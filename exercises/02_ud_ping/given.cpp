@@ -16,6 +16,8 @@ Device open(const std::string& device, std::uint8_t port) {
     d.port_attr = lab::query_port(d.context.get(), port);
     d.gid = lab::choose_gid(d.context.get(), port, std::nullopt);
     d.pd = lab::alloc_pd(d.context.get());
+    // 64: an entry for each of the 32 send and 32 receive slots of the UD QP
+    // each CQ serves (ud.cpp asks for 32 of each), as lesson 03 sizes a CQ.
     d.cq_a = lab::create_cq(d.context.get(), 64);
     d.cq_b = lab::create_cq(d.context.get(), 64);
     return d;

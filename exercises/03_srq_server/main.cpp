@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
         constexpr std::uint32_t kLimit = 4;
 
         srq::Device device = srq::open(options.device, options.ib_port);
+        // The server's QPs only receive, from the SRQ: at most its kSlots
+        // receives can complete at once, and 64 holds them (lesson 03).
         lab::CompletionQueue server_cq = lab::create_cq(device.context.get(), 64);
         lab::SharedReceiveQueue shared = srq::create_srq(device.pd.get(), kSlots);
         std::vector<lab::CompletionQueue> client_cqs;

@@ -42,8 +42,9 @@ Pair::Pair(const std::string& device, std::uint32_t inline_bytes)
     const ibv_port_attr port = lab::query_port(context_.get(), 1);
     const lab::GidChoice gid = lab::choose_gid(context_.get(), 1, std::nullopt);
     pd_ = lab::alloc_pd(context_.get());
-    cq_a_ = lab::create_cq(context_.get(), kSendDepth);
-    cq_b_ = lab::create_cq(context_.get(), kReceiveDepth);
+    // Each CQ has an entry for every slot of its QP (lesson 03): A sends, B receives.
+    cq_a_ = lab::create_cq(context_.get(), kSendDepth + 1);
+    cq_b_ = lab::create_cq(context_.get(), kReceiveDepth + 1);
     lab::QueueSizes send_sizes;
     send_sizes.send_wr = kSendDepth;
     send_sizes.recv_wr = 1;

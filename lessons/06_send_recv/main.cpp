@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
         const std::span<std::byte> buffer =
             std::span(storage).subspan(offset % kPage, options.size);
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
+        // An entry for each of the QP's 16 send and kReceiveDepth receive slots (lesson 03).
         lab::CompletionQueue cq = lab::create_cq(port.context.get(), kReceiveDepth + 16);
         lab::QueuePair qp = lab::create_rc_qp(pd.get(), cq.get(), cq.get(),
                                               {.send_wr = 16, .recv_wr = kReceiveDepth});

@@ -106,6 +106,7 @@ int run_server(const lab::Options& options, const LessonOptions& settings) {
     lab::MemoryRegion mr = lab::register_memory(
         pd.get(), buffer,
         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+    // 16: an entry for each of the QP's 8 send and 8 receive slots (qp_init_attr, lesson 03).
     lab::CompletionQueue cq = lab::create_cq(id->verbs, 16);
 
     // Step 7: rdma_create_qp makes the QP (ibv_create_qp inside), ties it to
@@ -176,7 +177,7 @@ ClientConnection try_to_connect(const lab::Options& options, const LessonOptions
     // Steps 4-7 (lessons 02-04) on the device rdma_cm chose; the QP is tied to the id.
     connection.pd = lab::alloc_pd(id->verbs);
     connection.mr = lab::register_memory(connection.pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
-    connection.cq = lab::create_cq(id->verbs, 16);
+    connection.cq = lab::create_cq(id->verbs, 16);  // as the server's: 8 + 8 slots
     ibv_qp_init_attr init = qp_init_attr(connection.cq.get());
     lab::check(rdma_create_qp(id, connection.pd.get(), &init), "rdma_create_qp");
     connection.qp.reset(id);
