@@ -59,13 +59,13 @@ esac
 left_out=(
     '^solutions/'                                     # the reference solutions
     '^tests/exercises/hidden/'                        # the instructor's own checks
-    '^docs/instructor\.md$'                           # the instructor's guide
+    '^docs/instructor(\.zh-CN)?\.md$'                 # the instructor's guide, and its Chinese twin
     '^docs/instructor/'                               # its material: answers, rubrics, publishing
     '^bench/grade-class\.sh$'                         # grades a made-up class made of the solutions
     '^tests/grading/test_grade_class\.cpp$'           # its good submissions are the solutions
     '^tests/grading/gradescope-test\.sh$'             # its submission is made of the solutions
     '^tests/exercises/test_exercise_skeletons\.cpp$'  # the skeletons are the students' work here
-    '^README(\.student)?\.md$'                        # README.student.md becomes README.md
+    '^README(\.student)?(\.zh-CN)?\.md$'              # README.student(.zh-CN).md becomes README(.zh-CN).md
     '^build/' '(^|/)node_modules/' '^\.git/'          # build trees and installed packages
 )
 pattern=$(
@@ -85,7 +85,26 @@ while IFS= read -r file; do
     cp --parents -p -- "$file" "$out/"
     count=$((count + 1))
 done < <(list_files | grep -vE "$pattern")
-cp -p README.student.md "$out/README.md"
+# The students' README and its Chinese twin take the places of the top README
+# and its twin. Their twin links follow, and so does the row of docs/twins.md
+# that says what the Chinese README is in step with: the edition's README.md
+# row takes the status and fingerprint of the README.student.md row, which
+# goes (a fingerprint leaves the twin link line out).
+sed 's/(README\.student\.zh-CN\.md)/(README.zh-CN.md)/' README.student.md >"$out/README.md"
+count=$((count + 1))
+if [ -f README.student.zh-CN.md ]; then
+    sed 's/(README\.student\.md)/(README.md)/' README.student.zh-CN.md >"$out/README.zh-CN.md"
+    count=$((count + 1))
+fi
+if [ -f "$out/docs/twins.md" ]; then
+    awk -F' [|] ' '
+        FNR == NR { if ($1 == "| `README.student.md`") { status = $3; in_step = $4 } next }
+        $1 == "| `README.student.md`" { next }
+        $1 == "| `README.md`" && status != "" { print "| `README.md` | `README.zh-CN.md` | " status " | " in_step; next }
+        { print }
+    ' "$out/docs/twins.md" "$out/docs/twins.md" >"$out/docs/twins.md.new"
+    mv "$out/docs/twins.md.new" "$out/docs/twins.md"
+fi
 if [ ! -d "$out/lessons" ] || [ ! -x "$out/lab" ]; then
     die "the course could not be copied into $out"
 fi
@@ -100,7 +119,7 @@ git -C "$out" init -q
 git -C "$out" add -A
 git -C "$out" -c user.name="rdma-verbs-lab" -c user.email="rdma-verbs-lab@localhost" \
     commit -q -m "rdma-verbs-lab, $mode edition"
-echo "export: the $mode edition is in $out: $((count + 1)) files, one commit"
+echo "export: the $mode edition is in $out: $count files, one commit"
 if [ "$mode" = classroom ]; then
     echo "export: push it as the template repository of the assignment; set RDMA_LAB_GRADER_URL (README.md, \"GitHub Classroom\")"
 fi

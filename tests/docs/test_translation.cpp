@@ -535,6 +535,11 @@ TEST_CASE("twins: a changed sentence in an English page makes its twin stale", "
     CHECK(fingerprint(english) !=
           fingerprint("# Lesson 99\n\nOne sentence that was translated.\n"));
     CHECK(fingerprint(english).size() == 16);
+    // The twin link line is not part of what a twin must be in step with.
+    CHECK(page_fingerprint("# Lesson 99\nEnglish | [中文](README.zh-CN.md)\n\nOne sentence.\n") ==
+          page_fingerprint("# Lesson 99\nEnglish | [中文](README.x.zh-CN.md)\n\nOne sentence.\n"));
+    CHECK(page_fingerprint("# Lesson 99\nEnglish | [中文](README.zh-CN.md)\n\nOne sentence.\n") ==
+          fingerprint("# Lesson 99\n\nOne sentence.\n"));
     std::map<std::string, std::string> files = {
         {"lessons/99_fixture/README.md", english},
         {"lessons/99_fixture/README.zh-CN.md", "# 第 99 课\n"}};

@@ -676,6 +676,27 @@ inline std::string fingerprint(std::string_view text) {
     return hex;
 }
 
+/**
+ * The fingerprint docs/twins.md records for an English page: of its text
+ * without its twin link line (English | [中文](...)). That line says where
+ * the twin is, not what the page says, and the student edition rewrites it
+ * when README.student.md becomes the edition's README.md.
+ */
+inline std::string page_fingerprint(std::string_view text) {
+    std::string kept;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        end = end == std::string_view::npos ? text.size() : end + 1;
+        const std::string_view line = text.substr(start, end - start);
+        if (!line.starts_with("English | [中文](")) {
+            kept.append(line);
+        }
+        start = end;
+    }
+    return fingerprint(kept);
+}
+
 /// The columns of the list of twins.
 inline const std::vector<std::string>& twins_header() {
     static const std::vector<std::string> kHeader = {"English", "中文", "status", "in step with"};
@@ -724,7 +745,7 @@ inline std::vector<std::string> stale_twins(
         if (entry.status != "translated" || !english || !read(entry.chinese)) {
             continue;
         }
-        const std::string now = fingerprint(*english);
+        const std::string now = page_fingerprint(*english);
         if (now != entry.in_step) {
             stale.push_back("docs/twins.md:" + std::to_string(entry.line) + ": " + entry.english +
                             " has changed since " + entry.chinese +
@@ -738,8 +759,8 @@ inline std::vector<std::string> stale_twins(
 
 /**
  * The pages a student or instructor reads, which must each have a Chinese
- * twin in the end: the top README, each lesson's and exercise's README,
- * exercises/README.md, every deck, the cheat sheet, the instructor's guide
+ * twin in the end: the top README and the student edition's, each lesson's
+ * and exercise's README, exercises/README.md, every deck, the cheat sheet, the instructor's guide
  * and the readings (those of them that exist).
  */
 inline std::vector<std::string> pages_needing_twins(const fs::path& root) {
@@ -750,6 +771,7 @@ inline std::vector<std::string> pages_needing_twins(const fs::path& root) {
         }
     };
     add("README.md");
+    add("README.student.md");  // the student edition's README.md
     add("exercises/README.md");
     for (const char* folder : {"lessons", "exercises"}) {
         if (!fs::is_directory(root / folder)) {

@@ -111,8 +111,10 @@ std::vector<std::string> files_of(const fs::path& root) {
 }
 
 // ./lab export --MODE into a fresh folder of this build; the folder.
-fs::path exported(const std::string& mode) {
-    const fs::path out = kWork / mode;
+// Exports the @p mode edition into its own @p folder: ctest runs the test cases
+// of this file two at a time, and two exports into one folder would collide.
+fs::path exported(const std::string& mode, const std::string& folder) {
+    const fs::path out = kWork / folder;
     fs::remove_all(out);
     const auto run =
         lab::test::run({(kSource / "lab").string(), "export", "--" + mode, out.string()},
@@ -128,7 +130,7 @@ fs::path exported(const std::string& mode) {
 
 TEST_CASE("the student edition keeps the course and leaves out what is the instructor's",
           "[edition]") {
-    const fs::path edition = exported("student");
+    const fs::path edition = exported("student", "student-kept");
     const auto files = files_of(edition);
     const std::set<std::string> present(files.begin(), files.end());
     for (const std::string kept :
@@ -144,7 +146,7 @@ TEST_CASE("the student edition keeps the course and leaves out what is the instr
     }
     CHECK(fs::is_directory(edition / ".git"));
     static const std::regex left_out(
-        R"(^(solutions/|tests/exercises/hidden/|docs/instructor(\.md$|/)|bench/grade-class\.sh$|README\.student\.md$|build/))");
+        R"(^(solutions/|tests/exercises/hidden/|docs/instructor(\.md$|\.zh-CN\.md$|/)|bench/grade-class\.sh$|README\.student(\.zh-CN)?\.md$|build/))");
     for (const auto& file : files) {
         INFO(file);
         CHECK_FALSE(std::regex_search(file, left_out));
@@ -153,8 +155,35 @@ TEST_CASE("the student edition keeps the course and leaves out what is the instr
     CHECK(read_text(edition / "exercises/01_noncontiguous_sge/sge.cpp") ==
           read_text(kSource / "exercises/01_noncontiguous_sge/sge.cpp"));
 
-    // The students' README, and no student-facing text that points at the solutions.
-    CHECK(read_text(edition / "README.md") == read_text(kSource / "README.student.md"));
+    // The students' README and its Chinese twin, their twin links pointing at
+    // each other under their new names, and the row that records what the
+    // twin is in step with; no student-facing text that points at the solutions.
+    const auto renamed = [](std::string text, const std::string& from, const std::string& to) {
+        for (auto at = text.find(from); at != std::string::npos;
+             at = text.find(from, at + to.size())) {
+            text.replace(at, from.size(), to);
+        }
+        return text;
+    };
+    CHECK(read_text(edition / "README.md") == renamed(read_text(kSource / "README.student.md"),
+                                                      "(README.student.zh-CN.md)",
+                                                      "(README.zh-CN.md)"));
+    const bool chinese = fs::exists(kSource / "README.student.zh-CN.md");
+    CHECK(fs::exists(edition / "README.zh-CN.md") == chinese);
+    if (chinese) {
+        CHECK(read_text(edition / "README.zh-CN.md") ==
+              renamed(read_text(kSource / "README.student.zh-CN.md"), "(README.student.md)",
+                      "(README.md)"));
+    }
+    const std::string twins = read_text(edition / "docs/twins.md");
+    CHECK(twins.find("| `README.student.md` |") == std::string::npos);
+    const std::regex student_row(
+        R"(\| `README\.student\.md` \| `README\.student\.zh-CN\.md` \| ([^|]*) \| ([^|]*) \|)");
+    std::smatch row;
+    const std::string source_twins = read_text(kSource / "docs/twins.md");
+    REQUIRE(std::regex_search(source_twins, row, student_row));
+    CHECK(twins.find("| `README.md` | `README.zh-CN.md` | " + row[1].str() + " | " + row[2].str() +
+                     " |") != std::string::npos);
     for (const auto& file : files) {
         const bool student_facing =
             fs::path(file).extension() == ".md" || file.rfind("lessons/", 0) == 0 ||
@@ -186,7 +215,7 @@ TEST_CASE("the student edition keeps the course and leaves out what is the instr
 }
 
 TEST_CASE("no line of a reference solution appears in the student edition", "[edition]") {
-    const fs::path edition = exported("student");
+    const fs::path edition = exported("student", "student-no-solution");
     std::string shipped_code;  // what a student reads anyway (see the top)
     for (const std::string folder : {"lessons", "common", "exercises", "grading"}) {
         add_code(kSource / folder, true, shipped_code);
@@ -237,7 +266,7 @@ TEST_CASE("no line of a reference solution appears in the student edition", "[ed
 }
 
 TEST_CASE("the GitHub Classroom edition is the student edition with the workflow", "[edition]") {
-    const fs::path classroom = exported("classroom");
+    const fs::path classroom = exported("classroom", "classroom");
     CHECK(read_text(classroom / ".github/workflows/classroom.yml") ==
           read_text(kSource / "grading/github-classroom/classroom.yml"));
     CHECK_FALSE(fs::exists(classroom / "solutions"));
@@ -250,7 +279,7 @@ TEST_CASE("the GitHub Classroom edition is the student edition with the workflow
         INFO(file);
         CHECK(fs::exists(classroom / file));
     }
-    const auto student = files_of(exported("student"));
+    const auto student = files_of(exported("student", "student-beside-classroom"));
     auto with_workflow = files_of(classroom);
     with_workflow.erase(
         std::remove(with_workflow.begin(), with_workflow.end(), ".github/workflows/classroom.yml"),
