@@ -125,6 +125,12 @@ function(lab_add_graded_exercise number name)
   file(GLOB headers "${folder}/*.hpp")
   list(JOIN edited "\nedited\t" edited_lines)
   list(JOIN headers "\nheader\t" header_lines)
+  # A kit built with the sanitizers (the asan preset) compiles and links the
+  # students' files with them too: the course's objects call their runtime.
+  set(sanitize_lines "")
+  if(LAB_SANITIZE)
+    set(sanitize_lines "flag\t-fsanitize=address,undefined\nflag\t-fno-omit-frame-pointer\nlink\t-fsanitize=address,undefined\n")
+  endif()
   file(GENERATE OUTPUT "${lab_grade_out}/${exercise}.manifest" CONTENT
 "exercise\t${exercise}
 check\t$<TARGET_FILE:${check}>
@@ -141,7 +147,7 @@ link\t-static-libgcc
 compiler\t${CMAKE_CXX_COMPILER}
 flag\t-std=c++20
 flag\t-O1
-")
+${sanitize_lines}")
 endfunction()
 
 # The graded exercises: one line each (see solutions/README.md, "Adding an exercise to grading").
