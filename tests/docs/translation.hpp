@@ -682,17 +682,12 @@ inline std::string fingerprint(std::string_view text) {
  * the twin is, not what the page says, and the student edition rewrites it
  * when README.student.md becomes the edition's README.md.
  */
-inline std::string page_fingerprint(std::string_view text) {
+inline std::string page_fingerprint(const std::string& text) {
     std::string kept;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        std::size_t end = text.find('\n', start);
-        end = end == std::string_view::npos ? text.size() : end + 1;
-        const std::string_view line = text.substr(start, end - start);
+    for (const std::string& line : split_lines(text)) {
         if (!line.starts_with("English | [中文](")) {
-            kept.append(line);
+            kept += line + '\n';
         }
-        start = end;
     }
     return fingerprint(kept);
 }
