@@ -82,10 +82,11 @@ while IFS= read -r target; do
     quoted=$(printf '%s' "$target" | sed 's/[][\.*^$#|+?(){}]/\\&/g')
     if [ -n "$name" ]; then
         twin_rewrites+=(-e "s#\\]\\(${quoted}(\\#[^)]*)?\\)#](${name}.html\\1)#g")
-    elif [ "$target" = README.md ]; then
+    elif [ "$target" = README.md ] || [ "$target" = README.zh-CN.md ]; then
         # A page without a name is found by its path; a bare README.md would
-        # be taken for the main page.
-        twin_rewrites+=(-e "s#\\]\\(README\\.md(\\#[^)]*)?\\)#](../$(basename "$(dirname "$self")")/README.md\\1)#g")
+        # be taken for the main page, a bare README.zh-CN.md for its twin
+        # (Doxygen 1.9.8), which has a name and so no longer answers to a path.
+        twin_rewrites+=(-e "s#\\]\\(${quoted}(\\#[^)]*)?\\)#](../$(basename "$(dirname "$self")")/${target}\\1)#g")
     fi
 done < <(grep -oE '\]\([^)#[:space:]]+\.md(#[^)]*)?\)' "$file" | sed -E 's/^\]\(//; s/(#[^)]*)?\)$//' | sort -u |
     while IFS= read -r target; do
