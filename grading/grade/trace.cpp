@@ -2,6 +2,7 @@
 #include "trace.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -32,8 +33,57 @@ constexpr std::size_t kHeadBytes = 16;  // of each message, read at the post
 struct Breakpoint {
     Hook hook;
     std::uintptr_t address = 0;  // in the traced program
-    long original = 0;           // the word the int3 replaced
+    long original = 0;           // the word the trap instruction replaced
 };
+
+// What differs between the two architectures the course runs on: the trap
+// instruction, where the program counter stands after it, and the registers
+// that carry a function's first three arguments.
+#if defined(__x86_64__)
+constexpr long kTrapMask = 0xff;  // int3, one byte
+constexpr long kTrap = 0xcc;
+constexpr std::uintptr_t kPcPastTrap = 1;  // rip points past the int3
+std::uintptr_t program_counter(const user_regs_struct& regs) {
+    return regs.rip;
+}
+void set_program_counter(user_regs_struct& regs, std::uintptr_t at) {
+    regs.rip = at;
+}
+std::uintptr_t argument(const user_regs_struct& regs, int index) {
+    return index == 0 ? regs.rdi : index == 1 ? regs.rsi : regs.rdx;
+}
+#elif defined(__aarch64__)
+constexpr long kTrapMask = 0xffffffff;  // brk #0, one 4-byte instruction
+constexpr long kTrap = 0xd4200000;
+constexpr std::uintptr_t kPcPastTrap = 0;  // pc stays on the brk
+std::uintptr_t program_counter(const user_regs_struct& regs) {
+    return regs.pc;
+}
+void set_program_counter(user_regs_struct& regs, std::uintptr_t at) {
+    regs.pc = at;
+}
+std::uintptr_t argument(const user_regs_struct& regs, int index) {
+    return regs.regs[index];
+}
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+constexpr bool kCanTrace = true;
+long with_trap(long original) {
+    return (original & ~kTrapMask) | kTrap;
+}
+
+// PTRACE_GETREGSET works on both (arm64 has no PTRACE_GETREGS).
+bool get_registers(pid_t thread, user_regs_struct& regs) {
+    iovec vector{&regs, sizeof regs};
+    return ::ptrace(PTRACE_GETREGSET, thread, NT_PRSTATUS, &vector) == 0;
+}
+bool set_registers(pid_t thread, user_regs_struct& regs) {
+    iovec vector{&regs, sizeof regs};
+    return ::ptrace(PTRACE_SETREGSET, thread, NT_PRSTATUS, &vector) == 0;
+}
+#else
+constexpr bool kCanTrace = false;
+#endif
 
 // Where function @p pointer of this process lives: its library file and offset.
 struct Location {
@@ -141,7 +191,7 @@ bool emulate_first_instruction(pid_t thread, const Breakpoint& breakpoint, user_
     std::size_t length = 0;
     if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa) {
         regs.rip = breakpoint.address + 4;  // endbr64: nothing to do
-        return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+        return set_registers(thread, regs);
     }
     if (code[0] == 0x48 && code[1] == 0x8b && code[2] == 0x07) {  // mov (%rdi),%rax
         errno = 0;
@@ -151,7 +201,7 @@ bool emulate_first_instruction(pid_t thread, const Breakpoint& breakpoint, user_
         }
         regs.rax = static_cast<unsigned long long>(value);
         regs.rip = breakpoint.address + 3;
-        return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+        return set_registers(thread, regs);
     }
     unsigned long long* const low[] = {&regs.rax, &regs.rcx, &regs.rdx, &regs.rbx,
                                        &regs.rsp, &regs.rbp, &regs.rsi, &regs.rdi};
@@ -173,7 +223,12 @@ bool emulate_first_instruction(pid_t thread, const Breakpoint& breakpoint, user_
         return false;
     }
     regs.rip = breakpoint.address + length;
-    return ::ptrace(PTRACE_SETREGS, thread, nullptr, &regs) == 0;
+    return set_registers(thread, regs);
+}
+#else
+// Elsewhere every first instruction is stepped over for real.
+bool emulate_first_instruction(pid_t, const Breakpoint&, user_regs_struct&) {
+    return false;
 }
 #endif
 
@@ -196,9 +251,9 @@ std::uint64_t PostedRequest::length() const {
 }
 
 Tracer::Tracer(pid_t pid, unsigned watch) : pid_(pid), watch_(watch) {
-#if !defined(__x86_64__)
-    throw lab::Error("tracing a student's program needs x86-64 (the micro-VM is one)");
-#endif
+    if (!kCanTrace) {
+        throw lab::Error("tracing a student's program needs x86-64 or arm64");
+    }
     thread_ = std::thread([this] { run(); });
     std::unique_lock lock(mutex_);
     armed_changed_.wait(lock, [this] { return armed_ || !problem_.empty(); });
@@ -238,7 +293,7 @@ std::string Tracer::problem() {
 }
 
 void Tracer::run() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
     const auto give_up = [this](const std::string& why) {
         std::lock_guard lock(mutex_);
         problem_ = why.empty() ? "unknown" : why;
@@ -272,8 +327,8 @@ void Tracer::run() {
             if (errno != 0) {
                 lab::fail("ptrace(PTRACE_PEEKTEXT)", errno);
             }
-            const long patched = (breakpoint.original & ~0xffL) | 0xcc;
-            if (::ptrace(PTRACE_POKETEXT, pid_, breakpoint.address, patched) != 0) {
+            if (::ptrace(PTRACE_POKETEXT, pid_, breakpoint.address,
+                         with_trap(breakpoint.original)) != 0) {
                 lab::fail("ptrace(PTRACE_POKETEXT)", errno);
             }
             breakpoints.push_back(breakpoint);
@@ -296,17 +351,17 @@ void Tracer::run() {
         const pid_t process = pid_;
         if (breakpoint.hook == Hook::modify_qp) {
             QpChange change;
-            change.qp_num = qp_num_at(process, registers.rdi);
-            change.mask = static_cast<int>(registers.rdx);
-            read_struct(process, registers.rsi, change.attr);
+            change.qp_num = qp_num_at(process, argument(registers, 0));
+            change.mask = static_cast<int>(argument(registers, 2));
+            read_struct(process, argument(registers, 1), change.attr);
             std::lock_guard lock(mutex_);
             qp_changes_.push_back(change);
             return;
         }
         if (breakpoint.hook == Hook::modify_srq) {
             SrqChange change;
-            change.mask = static_cast<int>(registers.rdx);
-            read_struct(process, registers.rsi, change.attr);
+            change.mask = static_cast<int>(argument(registers, 2));
+            read_struct(process, argument(registers, 1), change.attr);
             std::lock_guard lock(mutex_);
             srq_changes_.push_back(change);
             return;
@@ -315,8 +370,8 @@ void Tracer::run() {
         std::vector<PostedRequest> seen;
         const std::size_t call = calls++;
         const std::uint32_t qp_num =
-            breakpoint.hook == Hook::post_srq_recv ? 0 : qp_num_at(process, registers.rdi);
-        std::uintptr_t next = registers.rsi;
+            breakpoint.hook == Hook::post_srq_recv ? 0 : qp_num_at(process, argument(registers, 0));
+        std::uintptr_t next = argument(registers, 1);
         for (std::size_t position = 0; next != 0 && position < kMaxListLength; ++position) {
             PostedRequest request;
             request.call = call;
@@ -404,10 +459,10 @@ void Tracer::run() {
         }
         if (signal_number == SIGTRAP) {
             user_regs_struct registers{};
-            ::ptrace(PTRACE_GETREGS, thread, nullptr, &registers);
+            get_registers(thread, registers);
             const Breakpoint* hit = nullptr;
             for (const Breakpoint& breakpoint : breakpoints) {
-                if (registers.rip - 1 == breakpoint.address) {
+                if (program_counter(registers) - kPcPastTrap == breakpoint.address) {
                     hit = &breakpoint;
                 }
             }
@@ -417,16 +472,15 @@ void Tracer::run() {
                     ::ptrace(PTRACE_CONT, thread, nullptr, nullptr);
                     continue;
                 }
-                // Step over the real first instruction, then put the int3 back.
+                // Step over the real first instruction, then put the trap back.
                 ::ptrace(PTRACE_POKETEXT, thread, hit->address, hit->original);
-                registers.rip = hit->address;
-                ::ptrace(PTRACE_SETREGS, thread, nullptr, &registers);
+                set_program_counter(registers, hit->address);
+                set_registers(thread, registers);
                 ::ptrace(PTRACE_SINGLESTEP, thread, nullptr, nullptr);
                 int step_status = 0;
                 ::waitpid(thread, &step_status, __WALL | __WNOTHREAD);
                 if (WIFSTOPPED(step_status)) {
-                    ::ptrace(PTRACE_POKETEXT, thread, hit->address,
-                             (hit->original & ~0xffL) | 0xcc);
+                    ::ptrace(PTRACE_POKETEXT, thread, hit->address, with_trap(hit->original));
                     ::ptrace(PTRACE_CONT, thread, nullptr, nullptr);
                 } else if (thread == pid_) {
                     return;

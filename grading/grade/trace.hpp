@@ -13,7 +13,8 @@
  * and on libibverbs' ibv_modify_qp and ibv_modify_srq. At each stop it reads the work requests
  * (or the QP attributes) from the program's memory, then lets it go on.
  *
- * x86-64 only: the micro-VM is one, whatever the host is.
+ * x86-64 and arm64 (int3 or brk #0 as the breakpoint): the micro-VM runs the
+ * host's architecture.
  */
 #pragma once
 
