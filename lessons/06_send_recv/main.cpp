@@ -18,6 +18,7 @@
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up. This lesson teaches 9 and 10.
 
 #include <infiniband/verbs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -89,12 +90,12 @@ int main(int argc, char** argv) {
         // Steps 4-7 (lessons 02-04). One buffer serves every send and receive (LOCAL_WRITE
         // lets a receive write into it); one CQ takes both kinds of completion.
         lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
-        // Page-aligned, as ibv_rc_pingpong's: a 4 KiB message then lies in one page.
-        constexpr std::size_t kPage = 4096;
-        std::vector<std::byte> storage(options.size + kPage);
-        const std::size_t offset = kPage - reinterpret_cast<std::uintptr_t>(storage.data()) % kPage;
-        const std::span<std::byte> buffer =
-            std::span(storage).subspan(offset % kPage, options.size);
+        // Page-aligned, as ibv_rc_pingpong's: a message of a page then lies in one page.
+        // The system says how big a page is (4 KiB on x86-64, 4, 16 or 64 KiB on arm64).
+        const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+        std::vector<std::byte> storage(options.size + page);
+        const std::size_t offset = page - reinterpret_cast<std::uintptr_t>(storage.data()) % page;
+        const std::span<std::byte> buffer = std::span(storage).subspan(offset % page, options.size);
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
         // An entry for each of the QP's 16 send and kReceiveDepth receive slots (lesson 03).
         lab::CompletionQueue cq = lab::create_cq(port.context.get(), kReceiveDepth + 16);
