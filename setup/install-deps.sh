@@ -5,19 +5,41 @@
 # the Dockerfile and the Debian userlands of './lab test --distro', so the list
 # lives here only. Prints the packages, then the progress of apt.
 #
-#   setup/install-deps.sh [--check] [--grader]
+#   setup/install-deps.sh [--check] [--grader | --tests-only [--compiler]] [--arch arm64]
 #       --check: only report what is missing
 #       --grader: only what grading needs (the Gradescope image, GitHub's runners)
+#       --tests-only: only what running the course's tests in the micro-VM and
+#           building them against this root need (the userland of an emulated
+#           machine: no static checks, docs, plots or micro-VM of its own);
+#           --compiler adds the compiler, for building in it
+#       --arch arm64: also what ./lab test --arch arm64 needs on an x86-64 machine
+#           (qemu for an arm64 machine, qemu-user-static to run arm64 programs
+#           through binfmt_misc, the cross compiler)
 set -euo pipefail
 
-check=0 grader=0
-for arg in "$@"; do
-    case "$arg" in
+check=0 grader=0 tests_only=0 compiler=0 emulate=''
+while [ $# -gt 0 ]; do
+    case "$1" in
     --check) check=1 ;;
     --grader) grader=1 ;;
-    *) echo "install-deps: unknown option '$arg'" >&2 && exit 2 ;;
+    --tests-only) tests_only=1 ;;
+    --compiler) compiler=1 ;;
+    --arch)
+        emulate=${2:-}
+        shift
+        ;;
+    *) echo "install-deps: unknown option '$1'" >&2 && exit 2 ;;
     esac
+    shift
 done
+case "$emulate" in "" | arm64 | amd64) ;; *) echo "install-deps: --arch is arm64 or amd64, not '$emulate'" >&2 && exit 2 ;; esac
+
+# The micro-VM's qemu emulates a machine of this one's architecture.
+machine_arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+case "$machine_arch" in
+arm64 | aarch64) machine_arch=arm64 qemu_package=qemu-system-arm ;;
+*) qemu_package=qemu-system-x86 ;;
+esac
 
 packages=(
     # toolchain
@@ -28,7 +50,7 @@ packages=(
     catch2 libcli11-dev
     # the micro-VM (xz and zstd unpack compressed kernel modules), and debootstrap
     # for the Debian userlands of ./lab test --distro
-    qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils zstd debootstrap
+    "$qemu_package" busybox-static cpio kmod iproute2 xz-utils zstd debootstrap
     # the lab machine (./lab up, ./lab shell): an SSH server in the VM, a client here (no service is started)
     dropbear-bin openssh-client
     # checks of the course itself: fuzzing (clang + libFuzzer), C++ format, shell scripts, docs
@@ -40,9 +62,22 @@ packages=(
 )
 # What ./lab grade needs, and no more: the grading platforms' images.
 grader_packages=(g++ cmake make pkg-config libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
-    catch2 libcli11-dev qemu-system-x86 busybox-static cpio kmod iproute2 util-linux zip unzip
+    catch2 libcli11-dev "$qemu_package" busybox-static cpio kmod iproute2 util-linux zip unzip
     xz-utils zstd)
+# Running the tests inside the micro-VM (ctest comes with cmake; busybox: the
+# guest's initramfs takes it from the userland), and the headers and libraries
+# a cross compiler builds against.
+tests_only_packages=(cmake libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils
+    rdmacm-utils perftest catch2 libcli11-dev busybox-static kmod iproute2 util-linux zip unzip)
 [ "$grader" = 0 ] || packages=("${grader_packages[@]}")
+[ "$tests_only" = 0 ] || packages=("${tests_only_packages[@]}")
+[ "$tests_only" = 0 ] || [ "$compiler" = 0 ] || packages+=(g++ make pkg-config)
+if [ -n "$emulate" ] && [ "$emulate" != "$machine_arch" ]; then
+    case "$emulate" in
+    arm64) packages+=(qemu-system-arm qemu-user-static g++-aarch64-linux-gnu) ;;
+    amd64) packages+=(qemu-system-x86 qemu-user-static) ;;
+    esac
+fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=setup/progress.sh
 . "$here/progress.sh"
@@ -53,7 +88,7 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 # libclang-rt-14-dev, Debian 13: libclang-rt-19-dev). Its name is known only
 # once clang is installed, so it is looked for after the rest.
 fuzz_runtime() {
-    [ "$grader" = 0 ] || return 0
+    [ "$grader" = 0 ] && [ "$tests_only" = 0 ] || return 0
     command -v clang >/dev/null || return 0
     local package
     package="libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"

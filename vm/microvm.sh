@@ -11,7 +11,9 @@
 # read-only over virtio-9p; the repository is shared writable at the same path,
 # so build trees and test reports written in the guest appear on the host.
 # --userland DIR boots another release instead (vm/userland.sh makes DIR): its
-# kernel (DIR/linux-image.deb, unpacked once) with DIR/root as the guest's root.
+# kernel (DIR/linux-image.deb, unpacked once) with DIR/root as the guest's root,
+# on DIR's architecture (DIR/arch: amd64 or arm64; qemu emulates it when it is
+# not the host's).
 # Without wire options the VM has no network card: nothing leaves it.
 # Exit status: the command's. RDMA_LAB_VM_APPEND adds kernel parameters.
 # Nothing waits silently: a VM whose guest has not started within
@@ -122,11 +124,62 @@ esac
 boot_seconds=${RDMA_LAB_VM_BOOT:-120}
 [[ $boot_seconds =~ ^[0-9]+$ ]] || die "RDMA_LAB_VM_BOOT must be a whole number of seconds, not '$boot_seconds'"
 
-command -v qemu-system-x86_64 >/dev/null ||
-    die "qemu-system-x86_64 is missing: install qemu-system-x86 (./lab setup does it)"
+# --- the architecture ----------------------------------------------------------
+# Everything that differs between the guest architectures is set here: the
+# guest's is the host's, or the userland's (DIR/arch) when it has another.
+debian_arch() { # uname -m -> Debian's name for the architecture
+    case "$1" in
+    x86_64) echo amd64 ;;
+    aarch64 | arm64) echo arm64 ;;
+    *) echo "$1" ;;
+    esac
+}
+host_arch=$(debian_arch "$(uname -m)")
+guest_arch=$host_arch
+if [ -n "$userland" ] && [ -f "$userland/arch" ]; then
+    guest_arch=$(cat "$userland/arch")
+fi
+# Sets qemu_binary, qemu_package, qemu_machine, qemu_firmware (arguments),
+# console, early_console (the kernel's console before its driver starts),
+# kernel_package, tcg_cpu and tcg_append for the guest's architecture.
+arch_settings() { # ARCH
+    case "$1" in
+    amd64)
+        qemu_binary=qemu-system-x86_64 qemu_package=qemu-system-x86
+        qemu_machine=q35 qemu_firmware=(-bios qboot.rom) console=ttyS0 early_console=earlyprintk=ttyS0
+        kernel_package=linux-image-amd64 tcg_cpu=max
+        # Under TCG the guest kernel finds the vCPUs' TSCs "unsynchronized" and
+        # falls back to the HPET, whose every read traps into qemu: a clock_gettime
+        # then costs microseconds, which skews every latency the lessons measure
+        # (perftest reads the TSC directly). qemu derives all vCPUs' TSCs from one
+        # clock, so they are in step: tell the kernel to trust them.
+        tcg_append=" tsc=reliable clocksource=tsc"
+        ;;
+    arm64)
+        # The virt board boots a Linux Image given with -kernel directly: no
+        # firmware. Its PL011 UART is ttyAMA0. gic-version=max: GICv3 under TCG,
+        # the host's under KVM. Under TCG, -cpu max with the architected pointer
+        # authentication (QARMA) costs much emulation time: pauth-impdef=on keeps
+        # the feature with qemu's cheap algorithm.
+        qemu_binary=qemu-system-aarch64 qemu_package=qemu-system-arm
+        qemu_machine=virt,gic-version=max qemu_firmware=() console=ttyAMA0 early_console=earlycon
+        kernel_package=linux-image-arm64 tcg_cpu=max,pauth-impdef=on tcg_append=""
+        ;;
+    *) die "the micro-VM runs amd64 and arm64 guests, not $1" ;;
+    esac
+}
+arch_settings "$guest_arch"
+
+command -v "$qemu_binary" >/dev/null ||
+    die "$qemu_binary is missing: install $qemu_package (./lab setup does it)"
 [ -x /bin/busybox ] || command -v busybox >/dev/null ||
     die "busybox is missing: install busybox-static (./lab setup does it)"
 busybox_path=$(command -v busybox || echo /bin/busybox)
+# The initramfs runs on the guest's CPU: another architecture's busybox comes from its userland.
+if [ "$guest_arch" != "$host_arch" ]; then
+    busybox_path=$userland/root/bin/busybox
+    [ -x "$busybox_path" ] || die "the $guest_arch userland $userland has no busybox: install busybox-static in it"
+fi
 if ldd "$busybox_path" >/dev/null 2>&1; then
     die "$busybox_path is not statically linked: install busybox-static (./lab setup does it)"
 fi
@@ -199,8 +252,8 @@ find_kernel() {
     command -v apt-get >/dev/null ||
         die "no kernel with rdma_rxe here and no apt-get to fetch one: install your distribution's kernel image"
     local package
-    package=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-    [ -n "$package" ] || die "apt cannot resolve linux-image-amd64: run apt-get update"
+    package=$(apt-cache depends "$kernel_package" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+    [ -n "$package" ] || die "apt cannot resolve $kernel_package: run apt-get update"
     echo "microvm: fetching the Debian kernel $package into $unpacked (once)" >&2
     local work download
     work=$(mktemp -d)
@@ -320,9 +373,9 @@ kvm_grace=${RDMA_LAB_KVM_GRACE:-3}
 probe_kvm() { # prints ok or broken
     local out pid deadline=$((SECONDS + kvm_grace)) verdict=broken
     out=$(mktemp)
-    qemu-system-x86_64 -machine q35,accel=kvm -cpu host -m 256 -bios qboot.rom -display none -no-reboot \
+    "$qemu_binary" -machine "$qemu_machine,accel=kvm" -cpu host -m 256 "${qemu_firmware[@]}" -display none -no-reboot \
         -nic none -monitor none -serial "file:$out" -kernel "$kernel_image" \
-        -append "console=ttyS0 earlyprintk=ttyS0 loglevel=8 panic=-1" >/dev/null 2>&1 &
+        -append "console=$console $early_console loglevel=8 panic=-1" >/dev/null 2>&1 &
     pid=$!
     while [ $SECONDS -le "$deadline" ]; do
         if [ -s "$out" ]; then
@@ -339,7 +392,8 @@ probe_kvm() { # prints ok or broken
 }
 
 accel=tcg
-if [ -w /dev/kvm ] && [ "${RDMA_LAB_VM_ACCEL:-}" != tcg ]; then
+# (KVM runs only a guest of the host's own architecture.)
+if [ "$guest_arch" = "$host_arch" ] && [ -w /dev/kvm ] && [ "${RDMA_LAB_VM_ACCEL:-}" != tcg ]; then
     verdict=$(cat "$kvm_verdict" 2>/dev/null || true)
     if [ -z "$verdict" ]; then
         verdict=$(probe_kvm)
@@ -373,18 +427,12 @@ elif [ -n "$machine" ]; then
 fi
 
 qemu_args() { # ACCEL
-    local cpu=max clock=""
-    [ "$1" = kvm ] && cpu=host
-    # Under TCG the guest kernel finds the vCPUs' TSCs "unsynchronized" and
-    # falls back to the HPET, whose every read traps into qemu: a clock_gettime
-    # then costs microseconds, which skews every latency the lessons measure
-    # (perftest reads the TSC directly). qemu derives all vCPUs' TSCs from one
-    # clock, so they are in step: tell the kernel to trust them.
-    [ "$1" = tcg ] && clock=" tsc=reliable clocksource=tsc"
-    printf '%s\0' qemu-system-x86_64 -machine q35,accel="$1" -cpu "${RDMA_LAB_VM_CPU:-$cpu}" \
-        -smp "$cpus" -m "$memory" -bios qboot.rom -nographic -no-reboot "${network_args[@]}" -monitor none \
+    local cpu=$tcg_cpu clock=$tcg_append
+    [ "$1" = kvm ] && cpu=host clock=""
+    printf '%s\0' "$qemu_binary" -machine "$qemu_machine,accel=$1" -cpu "${RDMA_LAB_VM_CPU:-$cpu}" \
+        -smp "$cpus" -m "$memory" "${qemu_firmware[@]}" -nographic -no-reboot "${network_args[@]}" -monitor none \
         "${console_args[@]}" -kernel "$kernel_image" -initrd "$initramfs" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init$clock${RDMA_LAB_VM_APPEND:+ $RDMA_LAB_VM_APPEND}" \
+        -append "console=$console quiet loglevel=1 panic=-1 rdinit=/init$clock${RDMA_LAB_VM_APPEND:+ $RDMA_LAB_VM_APPEND}" \
         -fsdev "local,id=hostroot,path=$guest_root,security_model=none,readonly=on,multidevs=remap" \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -fsdev "local,id=labrepo,path=$repo,security_model=none" \
@@ -415,7 +463,9 @@ boot() { # ACCEL; returns 99 when KVM showed no sign of life, 98 when the guest 
     local -a qemu_command
     mapfile -d '' qemu_command < <(qemu_args "$1")
     # Under TCG the boot takes 5-10 s before the guest's first line: say so.
-    echo "microvm: booting Linux $kernel_version ($1)${userland:+, root ${userland#"$cache"/}}" >&2
+    local emulated=''
+    [ "$guest_arch" = "$host_arch" ] || emulated=", an emulated $guest_arch machine"
+    echo "microvm: booting Linux $kernel_version ($1$emulated)${userland:+, root ${userland#"$cache"/}}" >&2
     if [ "$interactive" = 1 ]; then
         "${qemu_command[@]}"
         return 0

@@ -7,9 +7,17 @@
 # it for the micro-VM. Made once and kept in the cache folder; later runs only
 # install what the package list gained.
 #
-#   vm/userland.sh DISTRO                  make or refresh it; print its folder
-#   vm/userland.sh DISTRO -- COMMAND...    run COMMAND in it (chroot), in the current folder
-#   vm/userland.sh DISTRO --path           print its folder, make nothing
+#   vm/userland.sh [--arch ARCH] DISTRO                  make or refresh it; print its folder
+#   vm/userland.sh [--arch ARCH] DISTRO -- COMMAND...    run COMMAND in it (chroot), in the current folder
+#   vm/userland.sh [--arch ARCH] DISTRO --path           print its folder, make nothing
+#
+# --arch arm64 (or amd64) makes a userland of that architecture, in its own
+# folder (userland-DISTRO-arm64): on another architecture than the machine's,
+# its programs run through qemu-user-static and binfmt_misc (registered here
+# when missing), it holds only what testing the course needs
+# (setup/install-deps.sh --tests-only; and the compiler when its release is not
+# the machine's), and the micro-VM boots it on an emulated machine of its
+# architecture.
 #
 # The folder holds root/ (the root filesystem; the micro-VM boots it with
 # microvm.sh --userland) and linux-image.deb. The repository is mounted at the
@@ -29,7 +37,18 @@ die() {
     exit 2
 }
 
-[ $# -ge 1 ] || die "usage: vm/userland.sh bookworm|trixie [-- COMMAND... | --path]"
+machine_arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+case "$machine_arch" in x86_64) machine_arch=amd64 ;; aarch64) machine_arch=arm64 ;; esac
+arch=$machine_arch
+if [ "${1:-}" = --arch ]; then
+    arch=${2:-}
+    shift 2 || true
+fi
+case "$arch" in
+amd64 | arm64) ;;
+*) die "the architectures are amd64 and arm64, not '$arch'" ;;
+esac
+[ $# -ge 1 ] || die "usage: vm/userland.sh [--arch amd64|arm64] bookworm|trixie [-- COMMAND... | --path]"
 distro=$1
 shift
 case "$distro" in
@@ -37,6 +56,8 @@ bookworm | trixie) ;;
 *) die "the releases are bookworm (Debian 12) and trixie (Debian 13), not '$distro'" ;;
 esac
 folder=$cache/userland-$distro
+# The machine's own architecture keeps the folder it always had.
+[ "$arch" = "$machine_arch" ] || folder=$folder-$arch
 root=$folder/root
 if [ "${1:-}" = --path ]; then
     echo "$folder"
@@ -77,9 +98,34 @@ in_root() { # COMMAND...
     ' sh "$root" "$repo" "$workdir" "$@"
 }
 
+# A userland of another architecture runs its programs through qemu-user:
+# binfmt_misc hands every arm64 (or amd64) executable to qemu's static
+# interpreter. The F flag of Debian's registration opens the interpreter at
+# once, so that it works inside the chroot too.
+qemu_name() { case "$1" in arm64) echo aarch64 ;; amd64) echo x86_64 ;; esac; }
+ensure_binfmt() {
+    [ "$arch" != "$machine_arch" ] || return 0
+    local name entry
+    name=qemu-$(qemu_name "$arch")
+    entry=/proc/sys/fs/binfmt_misc/$name
+    if [ -f "$entry" ] && head -n 1 "$entry" | grep -qx enabled; then
+        return 0
+    fi
+    [ -f "/usr/lib/binfmt.d/$name.conf" ] ||
+        die "$arch programs cannot run here: install qemu-user-static (setup/install-deps.sh --arch $arch)"
+    if [ ! -f /proc/sys/fs/binfmt_misc/register ]; then
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+            die "cannot mount binfmt_misc, which running $arch programs needs"
+    fi
+    [ -f "$entry" ] || grep -v '^#' "/usr/lib/binfmt.d/$name.conf" >/proc/sys/fs/binfmt_misc/register ||
+        die "cannot register qemu-user-static for $arch programs with binfmt_misc"
+    echo 1 >"$entry"
+}
+ensure_binfmt
+
 if [ "${1:-}" = -- ]; then
     shift
-    [ -f "$folder/ready" ] || die "no $distro userland yet: vm/userland.sh $distro makes it"
+    [ -f "$folder/ready" ] || die "no $distro $arch userland yet: vm/userland.sh --arch $arch $distro makes it"
     in_root "$@"
     exit $?
 fi
@@ -87,6 +133,17 @@ fi
 
 mkdir -p "$folder"
 log=$folder/make.log
+echo "$arch" >"$folder/arch"
+# What the userland holds: everything, or (on another architecture, where every
+# program is emulated) only what testing the course needs. ./lab builds for it
+# with this machine's cross compiler when it is of this machine's release, and
+# inside it, with its own compiler, when it is of another.
+deps_options=()
+if [ "$arch" != "$machine_arch" ]; then
+    deps_options=(--tests-only)
+    # shellcheck disable=SC1091
+    [ "$distro" = "$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")" ] || deps_options+=(--compiler)
+fi
 
 # 1. The root filesystem (once): debootstrap's minimal variant.
 if [ ! -f "$root/.debootstrap-done" ]; then
@@ -96,9 +153,9 @@ if [ ! -f "$root/.debootstrap-done" ]; then
             grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ' || true)
         mirror=${mirror:-http://deb.debian.org/debian}
     fi
-    echo "userland: making a Debian $distro root filesystem with debootstrap from $mirror (once, about 2 minutes)" >&2
+    echo "userland: making a Debian $distro $arch root filesystem with debootstrap from $mirror (once, about 2 minutes; more on another architecture)" >&2
     rm -rf "$root"
-    debootstrap --variant=minbase "$distro" "$root" "$mirror" 2>&1 |
+    debootstrap --arch "$arch" --variant=minbase "$distro" "$root" "$mirror" 2>&1 |
         progress "userland: debootstrap $distro" "$log" debootstrap || {
         first_errors "$log" >&2
         die "debootstrap failed (full log: $log)"
@@ -121,9 +178,12 @@ fi
 
 # 2. The course's packages, by the course's own script (each time: it installs
 #    only what is missing, in a second when nothing is).
-if ! in_root "$repo/setup/install-deps.sh" --check >/dev/null 2>&1; then
-    echo "userland: installing the course's packages into the $distro userland" >&2
-    in_root "$repo/setup/install-deps.sh" || die "installing the packages into the $distro userland failed"
+lists_fresh=0 # apt-get update is slow where apt is emulated: once is enough
+if ! in_root "$repo/setup/install-deps.sh" --check "${deps_options[@]}" >/dev/null 2>&1; then
+    echo "userland: installing the course's packages into the $distro $arch userland" >&2
+    in_root "$repo/setup/install-deps.sh" "${deps_options[@]}" ||
+        die "installing the packages into the $distro $arch userland failed"
+    lists_fresh=1
 fi
 
 # 3. The release's kernel package, for the micro-VM (unpacked by microvm.sh).
@@ -132,10 +192,10 @@ if [ ! -f "$folder/linux-image.deb" ]; then
     rm -rf "$root/var/cache/lab-kernel"
     mkdir -p "$root/var/cache/lab-kernel"
     # shellcheck disable=SC2016 # expanded inside the userland
-    in_root sh -c 'apt-get update -q >/dev/null 2>&1 || true
-        package=$(apt-cache depends linux-image-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
-        [ -n "$package" ] || { echo "apt cannot resolve linux-image-amd64" >&2; exit 1; }
-        cd /var/cache/lab-kernel && apt-get download "$package"' >"$log.kernel" 2>&1 &
+    in_root sh -c '[ "$2" = 1 ] || apt-get update -q >/dev/null 2>&1 || true
+        package=$(apt-cache depends "linux-image-$1" | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
+        [ -n "$package" ] || { echo "apt cannot resolve linux-image-$1" >&2; exit 1; }
+        cd /var/cache/lab-kernel && apt-get download "$package"' sh "$arch" "$lists_fresh" >"$log.kernel" 2>&1 &
     download=$!
     while kill -0 "$download" 2>/dev/null; do
         sleep 5
