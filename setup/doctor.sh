@@ -32,15 +32,22 @@ cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 vm_kernel=$(cat "$cache/kernel/ready" 2>/dev/null || echo "not fetched yet")
 [ -d /sys/module/rdma_rxe ] && vm_kernel="none needed (the host has rdma_rxe)"
 kernel=$(uname -r)
+# The architecture: the micro-VM emulates a machine of the same one (qemu-system-x86_64 or -aarch64).
+machine=$(uname -m)
+case "$machine" in
+x86_64) qemu_binary=qemu-system-x86_64 qemu_package=qemu-system-x86 kernel_package=linux-image-amd64 ;;
+aarch64) qemu_binary=qemu-system-aarch64 qemu_package=qemu-system-arm kernel_package=linux-image-arm64 ;;
+*) qemu_binary=qemu-system-$machine qemu_package=qemu-system kernel_package=linux-image ;;
+esac
 rdma_core=$(package_version rdma-core)
 catch2=$(package_version catch2)
 compiler=$( { g++ -dumpfullversion 2>/dev/null || echo missing; } | head -n 1)
-qemu=$(qemu-system-x86_64 --version 2>/dev/null | awk 'NR == 1 {print $4}')
+qemu=$("$qemu_binary" --version 2>/dev/null | awk 'NR == 1 {print $4}')
 cmake_version=$(cmake --version 2>/dev/null | awk 'NR == 1 {print $3}')
 clang_format=$(clang-format --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)
 doxygen_version=$(doxygen --version 2>/dev/null | awk '{print $1}')
 echo "Release: $release_name ($release_id)"
-printf '  %-13s %s\n' "kernel" "$kernel" "VM kernel" "$vm_kernel" "rdma-core" "$rdma_core" "Catch2" "$catch2" \
+printf '  %-13s %s\n' "architecture" "$machine ($(dpkg --print-architecture 2>/dev/null || echo "$machine"))" "kernel" "$kernel" "VM kernel" "$vm_kernel" "rdma-core" "$rdma_core" "Catch2" "$catch2" \
     "g++" "$compiler" "CMake" "${cmake_version:-missing}" "qemu" "${qemu:-missing}" \
     "clang-format" "${clang_format:-missing}" "doxygen" "${doxygen_version:-missing}"
 
@@ -113,7 +120,7 @@ else
 fi
 
 echo "The micro-VM:"
-if command -v qemu-system-x86_64 >/dev/null; then ok "$(qemu-system-x86_64 --version | head -n 1)"; else bad "qemu is missing: ./lab setup"; fi
+if command -v "$qemu_binary" >/dev/null; then ok "$("$qemu_binary" --version | head -n 1)"; else bad "$qemu_binary is missing ($qemu_package): ./lab setup"; fi
 if [ -w /dev/kvm ]; then
     verdict=$(cat "${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}/kvm-$(uname -r)" 2>/dev/null)
     case "$verdict" in
@@ -128,14 +135,16 @@ if ldd "$(command -v busybox || echo /bin/busybox)" >/dev/null 2>&1; then bad "b
 cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
 for userland in "$cache"/userland-*; do
     [ -f "$userland/ready" ] || continue
-    note "Debian ${userland##*userland-} userland for ./lab test --distro: $userland ($(cat "$userland/kernel/ready" 2>/dev/null || echo 'kernel not unpacked yet'))"
+    name=${userland##*userland-}
+    release=${name%%-*} other_arch=${name#"${name%%-*}"} # other_arch: "-arm64" for another architecture's
+    note "Debian $release${other_arch:+ ${other_arch#-}} userland for ./lab test --distro $release${other_arch:+ --arch ${other_arch#-}}: $userland ($(cat "$userland/kernel/ready" 2>/dev/null || echo 'kernel not unpacked yet'))"
 done
 if [ -f "$cache/kernel/ready" ]; then
     ok "kernel $(cat "$cache/kernel/ready") unpacked in $cache/kernel"
 elif [ -r "/boot/vmlinuz-$(uname -r)" ]; then
     ok "kernel image /boot/vmlinuz-$(uname -r)"
 else
-    note "no kernel unpacked yet: the first './lab vm' fetches linux-image-amd64 with apt-get download"
+    note "no kernel unpacked yet: the first './lab vm' fetches $kernel_package with apt-get download"
 fi
 
 if [ "$problems" -eq 0 ]; then

@@ -132,10 +132,10 @@ docker run --rm -e RDMA_LAB_TARGET=host --device /dev/null:/dev/infiniband/uverb
 [ "$status" != 0 ] || fail "preflight passed with a 64 KiB memlock limit"
 expect "memlock too low" "$out" 'the memlock limit is 64 KiB, too low to register memory: start the container with --ulimit memlock=-1'
 if grep -qE 'uverbs|IPC_LOCK' "$out"; then fail "preflight named a problem that is not there"; fi
-docker run --rm --user root "$image" sh -c 'rm /usr/bin/qemu-system-x86_64 && su student -c "docker/class preflight"' >"$out" 2>&1 &&
+docker run --rm --user root "$image" sh -c 'rm /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 2>/dev/null; su student -c "docker/class preflight"' >"$out" 2>&1 &&
     status=0 || status=$?
 [ "$status" != 0 ] || fail "preflight passed with neither rxe nor qemu"
-expect "neither rxe nor qemu" "$out" 'the host has no rxe device and this container has no qemu: create one on the host \(docker/class rxe\) or install qemu-system-x86'
+expect "neither rxe nor qemu" "$out" 'the host has no rxe device and this container has no qemu: create one on the host \(docker/class rxe\) or install qemu-system-(x86|arm)'
 
 step "the instructor's demo: server and client in two containers"
 docker/class demo "$lesson_with_traffic" >"$out" 2>&1 && status=0 || status=$?

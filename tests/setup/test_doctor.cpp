@@ -39,12 +39,17 @@ std::string first_line(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("doctor prints the release and the kernel, rdma-core, Catch2, g++ and qemu versions",
-          "[unit]") {
+TEST_CASE(
+    "doctor prints the release, the architecture and the kernel, rdma-core, Catch2, g++ and "
+    "qemu versions",
+    "[unit]") {
     const auto result = run({kDoctor});
     INFO(result.out << result.err);
     const std::string pretty = os_release_value("/etc/os-release", "PRETTY_NAME");
     CHECK(first_line(result.out).rfind("Release: " + pretty, 0) == 0);
+    const auto machine = run({"/bin/uname", "-m"});
+    CHECK(result.out.find("  architecture  " + first_line(machine.out) + " (") !=
+          std::string::npos);
     const auto kernel = run({"/bin/uname", "-r"});
     CHECK(result.out.find("  kernel        " + first_line(kernel.out) + "\n") != std::string::npos);
     const auto compiler = run({"/usr/bin/g++", "-dumpfullversion"});
