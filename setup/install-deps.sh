@@ -5,25 +5,26 @@
 # the Dockerfile and the Debian userlands of './lab test --distro', so the list
 # lives here only. Prints the packages, then the progress of apt.
 #
-#   setup/install-deps.sh [--check] [--grader | --tests-only [--compiler]] [--arch arm64]
+#   setup/install-deps.sh [--check | --list] [--grader | --tests-only] [--arch arm64]
 #       --check: only report what is missing
+#       --list: only print the packages, one a line (vm/userland.sh unpacks them)
 #       --grader: only what grading needs (the Gradescope image, GitHub's runners)
 #       --tests-only: only what running the course's tests in the micro-VM and
 #           building them against this root need (the userland of an emulated
 #           machine: no static checks, docs, plots or micro-VM of its own);
-#           --compiler adds the compiler, for building in it
 #       --arch arm64: also what ./lab test --arch arm64 needs on an x86-64 machine
-#           (qemu for an arm64 machine, qemu-user-static to run arm64 programs
-#           through binfmt_misc, the cross compiler)
+#           (qemu for an arm64 machine, mmdebstrap to unpack an arm64 root,
+#           qemu-user-static to run arm64 programs through binfmt_misc, the
+#           cross compiler)
 set -euo pipefail
 
-check=0 grader=0 tests_only=0 compiler=0 emulate=''
+check=0 list=0 grader=0 tests_only=0 emulate=''
 while [ $# -gt 0 ]; do
     case "$1" in
     --check) check=1 ;;
+    --list) list=1 ;;
     --grader) grader=1 ;;
     --tests-only) tests_only=1 ;;
-    --compiler) compiler=1 ;;
     --arch)
         emulate=${2:-}
         shift
@@ -65,18 +66,28 @@ grader_packages=(g++ cmake make pkg-config libibverbs-dev librdmacm-dev ibverbs-
     catch2 libcli11-dev "$qemu_package" busybox-static cpio kmod iproute2 util-linux zip unzip
     xz-utils zstd)
 # Running the tests inside the micro-VM (ctest comes with cmake; busybox: the
-# guest's initramfs takes it from the userland), and the headers and libraries
-# a cross compiler builds against.
-tests_only_packages=(cmake libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils
-    rdmacm-utils perftest catch2 libcli11-dev busybox-static kmod iproute2 util-linux zip unzip)
+# guest's initramfs takes it from the userland; iproute2 brings up rxe0), and
+# the headers and libraries a cross compiler builds against. The first line is
+# the base system the guest and the tests' scripts use: a root that is only
+# unpacked (vm/userland.sh, another architecture) holds what is listed here
+# and what it depends on, and nothing else. No rdma-core: its udev rules and
+# services are for a machine that boots with systemd; the micro-VM's guest
+# brings up its device itself.
+tests_only_packages=(base-files base-passwd bash coreutils dash debianutils diffutils findutils grep
+    gzip hostname mawk sed tar util-linux
+    cmake libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest catch2
+    libcli11-dev busybox-static kmod iproute2 zip unzip)
 [ "$grader" = 0 ] || packages=("${grader_packages[@]}")
 [ "$tests_only" = 0 ] || packages=("${tests_only_packages[@]}")
-[ "$tests_only" = 0 ] || [ "$compiler" = 0 ] || packages+=(g++ make pkg-config)
 if [ -n "$emulate" ] && [ "$emulate" != "$machine_arch" ]; then
     case "$emulate" in
-    arm64) packages+=(qemu-system-arm qemu-user-static g++-aarch64-linux-gnu) ;;
-    amd64) packages+=(qemu-system-x86 qemu-user-static) ;;
+    arm64) packages+=(qemu-system-arm mmdebstrap qemu-user-static g++-aarch64-linux-gnu) ;;
+    amd64) packages+=(qemu-system-x86 mmdebstrap qemu-user-static) ;;
     esac
+fi
+if [ "$list" = 1 ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=setup/progress.sh

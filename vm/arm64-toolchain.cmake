@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The course built for arm64 on another machine (./lab test --arch arm64):
 # Debian's cross compiler (g++-aarch64-linux-gnu) against the arm64 userland of
 # vm/userland.sh as the sysroot, where the headers and libraries of rdma-core,
@@ -8,7 +9,7 @@
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 if(NOT DEFINED ENV{LAB_SYSROOT})
-  message(FATAL_ERROR "LAB_SYSROOT is not set: build for arm64 with ./lab build --arch arm64")
+  message(FATAL_ERROR "LAB_SYSROOT is not set: build for arm64 with ./lab test --arch arm64")
 endif()
 set(CMAKE_SYSROOT "$ENV{LAB_SYSROOT}")
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)

@@ -12,18 +12,25 @@
 #   vm/userland.sh [--arch ARCH] DISTRO --path           print its folder, make nothing
 #
 # --arch arm64 (or amd64) makes a userland of that architecture, in its own
-# folder (userland-DISTRO-arm64): on another architecture than the machine's,
-# its programs run through qemu-user-static and binfmt_misc (registered here
-# when missing), it holds only what testing the course needs
-# (setup/install-deps.sh --tests-only; and the compiler when its release is not
-# the machine's), and the micro-VM boots it on an emulated machine of its
-# architecture.
+# folder (userland-DISTRO-arm64), for the micro-VM to boot on an emulated
+# machine of its architecture. Its root is only unpacked, never installed:
+# mmdebstrap --variant=extract unpacks what testing the course needs
+# (setup/install-deps.sh --tests-only: no compiler, since ./lab cross-compiles
+# for it) with everything that depends on, so no program of the other
+# architecture and no maintainer script runs; this script then does the
+# little those scripts would have done that the tests need. It is made again
+# whenever that package list changes. COMMAND runs in it through
+# qemu-user-static and binfmt_misc (registered here when missing).
+#
+# LAB_SYSROOT=DIR: DIR (another userland's root, the sysroot of ./lab's cross
+# build for a release other than this machine's) is mounted at the same path
+# inside, for a COMMAND such as "env LAB_SYSROOT=DIR ... cmake ...".
 #
 # The folder holds root/ (the root filesystem; the micro-VM boots it with
 # microvm.sh --userland) and linux-image.deb. The repository is mounted at the
 # same path inside, so a build tree made in the chroot runs in the VM. Needs
-# root (debootstrap, chroot, mounts): run as root or with sudo. DEBIAN_MIRROR
-# overrides the mirror (default: the one apt uses on this machine).
+# root (debootstrap or mmdebstrap, chroot, mounts): run as root or with sudo.
+# DEBIAN_MIRROR overrides the mirror (default: the one apt uses on this machine).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -64,8 +71,12 @@ if [ "${1:-}" = --path ]; then
     exit 0
 fi
 [ "$(id -u)" = 0 ] || die "making and entering a userland needs root (debootstrap, chroot): sudo ./lab ..."
-for tool in debootstrap unshare chroot; do
-    command -v "$tool" >/dev/null || die "$tool is missing: ./lab setup installs it"
+unpacked=0 # another architecture: a root unpacked by mmdebstrap
+[ "$arch" = "$machine_arch" ] || unpacked=1
+tools=(unshare chroot debootstrap)
+[ "$unpacked" = 0 ] || tools=(unshare chroot mmdebstrap)
+for tool in "${tools[@]}"; do
+    command -v "$tool" >/dev/null || die "$tool is missing: setup/install-deps.sh --arch $arch installs it"
 done
 
 # Run a command inside the userland: its own /proc, /dev, /sys and /tmp, the
@@ -83,19 +94,22 @@ in_root() { # COMMAND...
     case "$workdir" in "$repo" | "$repo"/*) ;; *) workdir=$repo ;; esac
     # shellcheck disable=SC2016 # expanded by the inner shell
     unshare --mount --propagation private -- sh -c '
-        root=$1 repo=$2 workdir=$3
-        shift 3
+        root=$1 repo=$2 workdir=$3 sysroot=$4
+        shift 4
         mount -t proc proc "$root/proc" &&
             mount --rbind /dev "$root/dev" &&
             mount --rbind /sys "$root/sys" &&
             mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" &&
             mkdir -p "$root$repo" && # (after /tmp: a repository may live under it)
             mount --bind "$repo" "$root$repo" || exit 3
+        if [ -n "$sysroot" ]; then
+            mkdir -p "$root$sysroot" && mount --bind "$sysroot" "$root$sysroot" || exit 3
+        fi
         exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
             NODE_EXTRA_CA_CERTS=/etc/ssl/certs/lab-host-ca-certificates.crt \
             sh -c "cd \"\$0\" && exec \"\$@\"" "$workdir" "$@"
-    ' sh "$root" "$repo" "$workdir" "$@"
+    ' sh "$root" "$repo" "$workdir" "${LAB_SYSROOT:-}" "$@"
 }
 
 # A userland of another architecture runs its programs through qemu-user:
@@ -135,32 +149,82 @@ mkdir -p "$folder"
 log=$folder/make.log
 echo "$arch" >"$folder/arch"
 # What the userland holds: everything, or (on another architecture, where every
-# program is emulated) only what testing the course needs. ./lab builds for it
-# with this machine's cross compiler when it is of this machine's release, and
-# inside it, with its own compiler, when it is of another.
+# program is emulated) only what testing the course needs: ./lab builds for it
+# with a cross compiler (g++-aarch64-linux-gnu) running natively, this
+# machine's or its release's userland's, with this root as the sysroot.
 deps_options=()
-if [ "$arch" != "$machine_arch" ]; then
-    deps_options=(--tests-only)
-    # shellcheck disable=SC1091
-    [ "$distro" = "$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")" ] || deps_options+=(--compiler)
+[ "$unpacked" = 0 ] || deps_options=(--tests-only)
+
+mirror=${DEBIAN_MIRROR:-}
+if [ -z "$mirror" ]; then
+    mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ' || true)
+    mirror=${mirror:-http://deb.debian.org/debian}
+fi
+mirror=${mirror%/}
+security=${mirror%/debian}/debian-security
+
+# Another architecture: unpack the packages (the root and the kernel package in
+# one pass of mmdebstrap), then do what their maintainer scripts would have
+# done that the guest needs. dash, the programs and the libraries are in
+# place as unpacked (the loader finds the libraries in its built-in multiarch
+# folders, without an ld.so.cache); the accounts are base-passwd's master
+# copies; awk is mawk (an alternative, set by a script otherwise).
+make_unpacked_root() {
+    local wanted
+    wanted=$("$repo/setup/install-deps.sh" --list "${deps_options[@]}" | sort | paste -sd, -)
+    if [ -f "$folder/ready" ] && [ -f "$folder/linux-image.deb" ] &&
+        [ "$(cat "$folder/packages" 2>/dev/null)" = "$wanted" ]; then
+        return 0
+    fi
+    rm -f "$folder/ready"
+    echo "userland: unpacking a Debian $distro $arch root filesystem and its kernel package from $mirror" \
+        "(mmdebstrap --variant=extract: nothing runs in it)" >&2
+    rm -rf "$root" "$folder/kernel" "$folder/download"
+    mkdir -p "$folder/download"
+    # The kernel package: the one linux-image-ARCH depends on, downloaded with
+    # the root's package lists while mmdebstrap still has them.
+    # shellcheck disable=SC2016 # expanded by the hook's shell
+    LAB_DOWNLOAD=$folder/download LAB_KERNEL=linux-image-$arch mmdebstrap --variant=extract \
+        --architectures="$arch" --include="$wanted" \
+        --setup-hook=/usr/share/mmdebstrap/hooks/merged-usr/setup00.sh \
+        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+        --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+        --extract-hook='export APT_CONFIG=$MMDEBSTRAP_APT_CONFIG
+            package=$(apt-cache depends "$LAB_KERNEL" | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
+            [ -n "$package" ] || { echo "apt cannot resolve $LAB_KERNEL" >&2; exit 1; }
+            cd "$LAB_DOWNLOAD" && apt-get download "$package"' \
+        "$distro" "$root" "deb $mirror $distro main" "deb $mirror $distro-updates main" \
+        "deb $security $distro-security main" 2>&1 | progress "userland: mmdebstrap $distro $arch" "$log" lines || {
+        first_errors "$log" >&2
+        die "mmdebstrap failed (full log: $log)"
+    }
+    mv "$folder"/download/linux-image-*.deb "$folder/linux-image.deb" ||
+        die "the kernel package was not downloaded (full log: $log)"
+    rm -rf "$folder/download"
+    local master
+    for master in passwd group; do
+        [ -e "$root/etc/$master" ] || cp "$root/usr/share/base-passwd/$master.master" "$root/etc/$master"
+    done
+    [ -e "$root/usr/bin/awk" ] || ln -s mawk "$root/usr/bin/awk"
+    printf '%s\n' "$wanted" >"$folder/packages"
+}
+if [ "$unpacked" = 1 ]; then
+    make_unpacked_root
+    : >"$folder/ready"
+    echo "$folder"
+    exit 0
 fi
 
 # 1. The root filesystem (once): debootstrap's minimal variant.
 if [ ! -f "$root/.debootstrap-done" ]; then
-    mirror=${DEBIAN_MIRROR:-}
-    if [ -z "$mirror" ]; then
-        mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-            grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ' || true)
-        mirror=${mirror:-http://deb.debian.org/debian}
-    fi
-    echo "userland: making a Debian $distro $arch root filesystem with debootstrap from $mirror (once, about 2 minutes; more on another architecture)" >&2
+    echo "userland: making a Debian $distro $arch root filesystem with debootstrap from $mirror (once, about 2 minutes)" >&2
     rm -rf "$root"
     debootstrap --arch "$arch" --variant=minbase "$distro" "$root" "$mirror" 2>&1 |
         progress "userland: debootstrap $distro" "$log" debootstrap || {
         first_errors "$log" >&2
         die "debootstrap failed (full log: $log)"
     }
-    security=${mirror%/debian}/debian-security
     cat >"$root/etc/apt/sources.list" <<EOF
 deb $mirror $distro main
 deb $mirror $distro-updates main
@@ -178,11 +242,10 @@ fi
 
 # 2. The course's packages, by the course's own script (each time: it installs
 #    only what is missing, in a second when nothing is).
-lists_fresh=0 # apt-get update is slow where apt is emulated: once is enough
-if ! in_root "$repo/setup/install-deps.sh" --check "${deps_options[@]}" >/dev/null 2>&1; then
-    echo "userland: installing the course's packages into the $distro $arch userland" >&2
-    in_root "$repo/setup/install-deps.sh" "${deps_options[@]}" ||
-        die "installing the packages into the $distro $arch userland failed"
+lists_fresh=0 # apt-get update once is enough
+if ! in_root "$repo/setup/install-deps.sh" --check >/dev/null 2>&1; then
+    echo "userland: installing the course's packages into the $distro userland" >&2
+    in_root "$repo/setup/install-deps.sh" || die "installing the packages into the $distro userland failed"
     lists_fresh=1
 fi
 
