@@ -67,7 +67,8 @@ TEST_CASE("12_atomics: the old value lands in host byte order on rxe", "[lesson1
     const auto server_result = server.wait(20s);
     INFO(client.out << client.err << server_result.out << server_result.err);
     REQUIRE(client.exit_code == 0);
-    // 999 = 0x3e7 and 1000 = 0x3e8, least significant byte first (x86 host order).
+    // 999 = 0x3e7 and 1000 = 0x3e8, least significant byte first (the host order of x86-64
+    // and arm64).
     CHECK(client.out.find("the last one was 999, bytes e7 03 00 00 00 00 00 00") !=
           std::string::npos);
     CHECK(server_result.out.find("counter 1000, lock 0, protected word 200") != std::string::npos);
