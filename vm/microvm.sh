@@ -127,14 +127,15 @@ boot_seconds=${RDMA_LAB_VM_BOOT:-120}
 # --- the architecture ----------------------------------------------------------
 # Everything that differs between the guest architectures is set here: the
 # guest's is the host's, or the userland's (DIR/arch) when it has another.
-debian_arch() { # uname -m -> Debian's name for the architecture
+debian_arch() { # uname -m's name -> Debian's name for the architecture
     case "$1" in
     x86_64) echo amd64 ;;
     aarch64 | arm64) echo arm64 ;;
     *) echo "$1" ;;
     esac
 }
-host_arch=$(debian_arch "$(uname -m)")
+# (bash's HOSTTYPE is uname -m's answer, without running a program)
+host_arch=$(debian_arch "${HOSTTYPE:-$(uname -m)}")
 guest_arch=$host_arch
 if [ -n "$userland" ] && [ -f "$userland/arch" ]; then
     guest_arch=$(cat "$userland/arch")
