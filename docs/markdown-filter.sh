@@ -13,6 +13,10 @@
 #    the lesson's page, lesson_05_exchange.html#addressing (the page label
 #    given below): Doxygen 1.9.8 cannot resolve the file's path once the page
 #    has a label, and 1.9.4 left links with an anchor pointing at the .md file;
+#  - a folded block, <details><summary>Answers</summary> ... </details> (the
+#    self-check answers under a lesson's questions), is shown unfolded under
+#    its summary in bold: Doxygen 1.9.4 closes a <details> at the first blank
+#    line inside it, and stops at one whose list runs into its end;
 #  - in an inline code span, a "::" at its start or after a space (an
 #    IPv4-mapped GID such as `::ffff:a.b.c.d`, or `GID[  2]: ::ffff:...`) gets
 #    an invisible joiner between the colons: Doxygen would take "::ffff" for
@@ -104,6 +108,8 @@ rewrite() {
         -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
         -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
         -e 's#(`([^`]* )?)::#\1:\&zwj;:#g' \
+        -e 's#^[[:space:]]*<details><summary>(.*)</summary>[[:space:]]*$#**\1**#' \
+        -e 's#^[[:space:]]*</details>[[:space:]]*$##' \
         "${twin_rewrites[@]}"
 }
 
