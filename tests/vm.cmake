@@ -54,6 +54,7 @@ lab_add_test(test_program_roles vm/test_program_roles.cpp
 # (LOCK: one of these at a time, as a student runs them; their deadlines are
 # tight ones, and a second lab machine beside them would be no student's case.)
 lab_add_test(test_lab_machine vm/test_lab_machine.cpp
-  LABELS lab-machine TIMEOUT 900 LOCK lab-machine DEPENDS 01_devices 07_rdma_write)
+  LABELS lab-machine TIMEOUT 900 LOCK lab-machine
+  DEPENDS 01_devices 06_send_recv 07_rdma_write 10_async_events)
 # The throwaway micro-VM's deadlines: boot, power-off (label lab-machine: it boots VMs itself).
 lab_add_test(test_microvm vm/test_microvm.cpp LABELS lab-machine TIMEOUT 600 LOCK lab-machine)

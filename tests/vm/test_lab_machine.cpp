@@ -228,6 +228,9 @@ TEST_CASE("./lab up, status, shell and down: one machine serves every terminal")
             CHECK(result.exit_code == 0);
             CHECK(result.out.find("[server] Step 9: the server's buffer holds: \"hello verbs\"") !=
                   std::string::npos);
+            // The measuring program its "Things to try" run is built too.
+            CHECK(result.err.find("building 07_rdma_write bench_07_rdma_write") !=
+                  std::string::npos);
         }
     }
     SECTION("Ctrl-C on a terminal reaches the program; the shell and the machine go on") {
@@ -271,6 +274,47 @@ TEST_CASE("./lab up, status, shell and down: one machine serves every terminal")
                        "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'sleep 27[1]' || true"}),
             60s);
         CHECK(left.out == "0\n");
+    }
+    SECTION("without a terminal, SIGINT or SIGTERM of ./lab run stops every program it started") {
+        // An editor's run button, a script or timeout(1): no terminal carries
+        // the signal into the machine, ./lab passes it on. The two-process
+        // lesson is the case a student meets (a long ping-pong, both sides
+        // busy polling); the one-process one waits for port events.
+        struct Case {
+            std::vector<std::string> run;
+            std::string running;  ///< printed once every program is running
+            int signal_number;
+            std::string program;  ///< what must be gone from the machine
+        };
+        const std::vector<Case> cases{
+            {{"run", "06_send_recv", "-n", "2000000"},
+             "[client] client: ping-pong of",
+             SIGINT,
+             "06_send_recv"},
+            {{"run", "10_events/async_events", "--port-events", "200"},
+             "Event 4: waiting",
+             SIGTERM,
+             "10_async_events"},
+        };
+        for (const auto& c : cases) {
+            Process lab(lab_command(name, c.run));
+            REQUIRE(lab.wait_for_output(c.running, 180s));
+            lab.kill(c.signal_number);
+            const auto stopped = lab.wait(60s);
+            INFO(c.run[1] << " stopped by signal " << c.signal_number << ":\n"
+                          << stopped.out << stopped.err);
+            CHECK_FALSE(stopped.timed_out);
+            CHECK(stopped.exit_code == 128 + c.signal_number);
+            std::this_thread::sleep_for(2s);
+            // [x]: the pattern must not find the grep that carries it.
+            const std::string pattern = "[" + c.program.substr(0, 1) + "]" + c.program.substr(1);
+            const auto left =
+                run(lab_command(name, {"shell", "sh", "-c",
+                                       "cat /proc/[0-9]*/cmdline | tr '\\0' '\\n' | grep -c '" +
+                                           pattern + "' || true"}),
+                    60s);
+            CHECK(left.out == "0\n");
+        }
     }
     SECTION("./lab down stops it and leaves no process behind") {
         const auto folder = state_folder(status.out);
