@@ -41,6 +41,7 @@ struct BenchOptions {
     bool bandwidth = false;
     bool latency = false;
     bool use_inline = false;
+    bool no_watch = false;
     std::size_t depth = 64;
 };
 
@@ -156,6 +157,11 @@ int main(int argc, char** argv) {
         .needs(lat_flag);
     command_line.option("--depth", bench.depth, "writes outstanding at once in --bw",
                         {.min = 1, .max = 4096});
+    command_line
+        .flag("--no-watch", bench.no_watch,
+              "--bw: keep waiting on the CQ when the server's connection closes, to see how "
+              "long the device takes to report a vanished peer (docs/devices.md#dead-peer)")
+        .needs(bw_flag);
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
@@ -192,14 +198,15 @@ int main(int argc, char** argv) {
                              " bytes, fewer than --size (hint: give both sides the same -s)");
         }
         // The TCP connection watches the peer: if it exits, its socket closes
-        // at once, while its vanished QP may bring no error completion here
-        // for a long time (none in 20 s on rxe).
+        // at once, long before the device gives up on its vanished QP: after
+        // retry_cnt retransmissions, each after a timeout without an ACK
+        // (docs/devices.md#dead-peer).
         if (bench.latency) {
             measure_latency(qp.get(), cq.get(), buffer, mr->lkey, qp_init.cap.max_inline_data,
                             remote, options, bench.use_inline, connection.watch());
         } else if (!is_server) {
             measure_bandwidth(qp.get(), cq.get(), buffer, mr->lkey, remote, options, bench.depth,
-                              connection.watch());
+                              bench.no_watch ? lab::PeerWatch{} : connection.watch());
         }
         // The server of --bw waits here while the client writes; it is given
         // longer the more writes are asked for. A client that dies closes its

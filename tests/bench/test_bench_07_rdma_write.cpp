@@ -2,7 +2,11 @@
 // bench_07_rdma_write, lesson 07's write measured like perftest, with two real
 // processes on the rxe device: each mode reports numbers in perftest's table,
 // the server's CPU still does no work, a dead peer ends the measuring loop.
+#include <signal.h>
+
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -68,4 +72,40 @@ TEST_CASE("bench_07_rdma_write: a peer killed mid-run is noticed within 2 s, bot
         lab::test::check_peer_killed_mid_run("bench_07_rdma_write", {"--lat", "-n", "1000000"},
                                              "QP is in RTS");
     }
+}
+
+TEST_CASE("bench_07_rdma_write --no-watch: a killed server's QP ends the writes with a retry error",
+          "[bench07][dead-peer]") {
+    // Without the TCP watch, only the device tells: every write to the
+    // vanished QP goes unacknowledged, the requester retransmits retry_cnt
+    // (6) times, each after the ACK timeout (17: 4.096 us x 2^17, 0.54 s),
+    // then completes the write with IBV_WC_RETRY_EXC_ERR: about 4 s
+    // (docs/devices.md#dead-peer). With retry_cnt 7, rxe retries for ever.
+    const std::string port = std::to_string(lab::test::free_tcp_port());
+    const std::vector<std::string> base = {lesson("bench_07_rdma_write"),
+                                           "--bw",
+                                           "-s",
+                                           "65536",
+                                           "-n",
+                                           "100000000",
+                                           "-p",
+                                           port,
+                                           "--timeout",
+                                           "60"};
+    lab::test::Process server(base);
+    REQUIRE(server.wait_for_output("waiting for a client", 20s));
+    lab::test::Process client(with(base, {"--no-watch", "127.0.0.1"}));
+    REQUIRE(client.wait_for_output("QP is in RTS", 30s));
+    std::this_thread::sleep_for(500ms);  // the writes are under way
+    const auto killed = std::chrono::steady_clock::now();
+    server.kill(SIGKILL);
+    const auto result = client.wait(60s);
+    const auto seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+    INFO("client after " << seconds << " s:\n" << result.out << result.err);
+    REQUIRE_FALSE(result.timed_out);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.find("transport retry counter exceeded (status 12") != std::string::npos);
+    CHECK(result.err.find("no completion within") == std::string::npos);
+    WARN("a killed peer's QP: IBV_WC_RETRY_EXC_ERR after " << seconds << " s");
 }
