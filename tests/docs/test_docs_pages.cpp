@@ -33,6 +33,7 @@ const std::vector<std::string> kCoreHeadings = {
     "## Self-check",
 };
 const std::string kDeeper = "## Deeper: ";
+const std::string kDeeperChinese = "## 深入：";  // the twin's "Deeper: "
 constexpr std::size_t kMostCoreWords = 1500;
 
 std::vector<fs::path> lesson_folders() {
@@ -86,7 +87,7 @@ LessonPage read_lesson_page(const std::string& markdown) {
     bool deeper = false, in_self_check = false, in_details = false;
     for (const auto& [number, line] : prose_lines(markdown)) {
         const bool heading = line.rfind("## ", 0) == 0;
-        deeper = deeper || line.rfind(kDeeper, 0) == 0;
+        deeper = deeper || line.rfind(kDeeper, 0) == 0 || line.rfind(kDeeperChinese, 0) == 0;
         if (!deeper) {  // every word outside code counts, the headings' too
             std::istringstream words(line);
             page.core_words += static_cast<std::size_t>(std::distance(
