@@ -48,7 +48,7 @@ docs/course_map.sh check
 
 inputs=(common/lab)
 if [ "$headers_only" = 0 ]; then
-    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md docs/readings.md docs/projects.md)
+    inputs+=(README.md docs/diagrams.md docs/slides.md docs/cheatsheet.md docs/readings.md docs/projects.md docs/devices.md)
     for page in lessons/*/README.md exercises/README.md exercises/*/README.md \
         solutions/README.md docker/README.md vm/README.md bench/README.md bench/09_rdma_read.md \
         docs/timings.md THIRD-PARTY.md README.student.md docs/instructor.md docs/instructor/*.md; do

@@ -13,6 +13,9 @@
 #    the lesson's page, lesson_05_exchange.html#addressing (the page label
 #    given below): Doxygen 1.9.8 cannot resolve the file's path once the page
 #    has a label, and 1.9.4 left links with an anchor pointing at the .md file;
+#  - a link to the device page, e.g. (../../docs/devices.md#dead-peer), becomes
+#    devices.html#dead-peer: the page has a name, so Doxygen 1.9.8 cannot find
+#    it by its path, and 1.9.4 would leave the link pointing at the .md file;
 #  - a folded block, <details><summary>Answers</summary> ... </details> (the
 #    self-check answers under a lesson's questions), is shown unfolded under
 #    its summary in bold: Doxygen 1.9.4 closes a <details> at the first blank
@@ -107,6 +110,7 @@ rewrite() {
         -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
         -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
         -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
+        -e 's|\]\((\.\./)*(docs/)?devices\.md(#[^)]*)?\)|](devices.html\3)|g' \
         -e 's#(`([^`]* )?)::#\1:\&zwj;:#g' \
         -e 's#^[[:space:]]*<details><summary>(.*)</summary>[[:space:]]*$#**\1**#' \
         -e 's#^[[:space:]]*</details>[[:space:]]*$##' \
