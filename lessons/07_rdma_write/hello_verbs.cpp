@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Lesson 07, variant: hello verbs, the whole program in raw verbs in one file.
 //
-// Lessons 01-07 build a verbs program one step at a time and hand each step
-// to common/ once it is taught. Here nothing comes from common/: all ten steps
-// are plain ibv_* calls, and a TCP socket carries what each QP must know of
-// the other (LID, QPN, PSN, GID, MTU, and the server's buffer address, rkey
-// and length). The client then puts "hello verbs" into the server's memory
+// Nothing comes from common/: all ten steps are plain ibv_* calls, and a TCP socket carries
+// what each QP must know of the other (LID, QPN, PSN, GID, MTU, and the server's buffer
+// address, rkey and length). The client then puts "hello verbs" into the server's memory
 // with one RDMA WRITE. README.md maps each block to the lesson that teaches it.
 //
 // Run:   ./lab run 07_rdma_write/hello_verbs                  (server and client)
-// By hand: 07_hello_verbs [-d DEV] [-i PORT] [-g GID] [-p TCP]           (server)
-//          07_hello_verbs [the same flags] SERVER                        (client)
-// --timeout SECONDS bounds every wait for the peer; --wrong-rkey makes the write fail.
+// By hand: 07_hello_verbs [-d DEV] [-i PORT] [-g GID] [-p TCP] [--timeout SECONDS]   (server)
+//          07_hello_verbs [the same flags] [--wrong-rkey] SERVER                     (client)
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -30,7 +27,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -38,6 +34,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr char kGreeting[] = "hello verbs";  // 12 bytes with its terminating zero
+constexpr char kPeerGone[] =
+    "the peer closed the connection (hint: did the other side exit or crash? its output says why)";
 
 // Every failure ends the program with one line: what failed, the errno text, a likely cause.
 // The kernel then releases whatever verbs objects and sockets the process still held.
@@ -45,7 +43,12 @@ constexpr char kGreeting[] = "hello verbs";  // 12 bytes with its terminating ze
     std::fprintf(stderr, "error: %s\n", line.c_str());
     std::exit(status);
 }
-// A verb that returns an int gives 0, or an errno value (a few give -1 and set errno).
+void require(bool ok, const std::string& line, int status = 1) {
+    if (!ok) {
+        quit(line, status);
+    }
+}
+// A verb that returns an int gives 0 or an errno value; a socket call gives -1 and sets errno.
 void check(int result, const std::string& call, const std::string& hint) {
     if (result != 0) {
         const int error = result > 0 ? result : (errno != 0 ? errno : EIO);
@@ -59,41 +62,31 @@ T* check_ptr(T* object, const std::string& call, const std::string& hint) {
     return object;
 }
 
-// The flags of every lesson (lesson 01), parsed by hand.
+// The flags of every lesson (lesson 01), parsed by hand; bad input exits with status 2.
 struct Settings {
-    std::string device;       // -d, --ib-dev: empty means the first device
-    int ib_port = 1;          // -i, --ib-port
-    int gid_index = -1;       // -g, --gid-idx: -1 means the RoCE v2 entry with an IPv4 address
-    int tcp_port = 18515;     // -p, --port: the TCP port of the exchange
-    int timeout = 20;         // --timeout: seconds, for every wait for the peer
-    bool wrong_rkey = false;  // --wrong-rkey: the client spoils the rkey it writes with
-    std::string server;       // SERVER: empty means "be the server"
+    std::string device, server;  // -d: empty means the first; SERVER: empty means "be the server"
+    int ib_port = 1, gid_index = -1;     // -i; -g: -1 means the RoCE v2 entry with an IPv4 address
+    int tcp_port = 18515, timeout = 20;  // -p: the TCP port; --timeout: seconds, for every wait
+    bool wrong_rkey = false;             // --wrong-rkey: the client spoils the rkey it writes with
 };
 
-[[noreturn]] void usage_error(const std::string& what) {
-    quit(what + " (run with --help for usage)", 2);
-}
-
-int number(std::string_view flag, std::string_view text, int low, int high) {
-    int value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
-        usage_error(std::string(flag) + " wants a number from " + std::to_string(low) + " to " +
-                    std::to_string(high) + ", not '" + std::string(text) + "'");
-    }
-    return value;
-}
-
 Settings parse(int argc, char** argv) {
-    Settings settings;
+    Settings s;
     for (int i = 1; i < argc; ++i) {
-        const std::string_view flag = argv[i];
-        const auto is = [&](std::string_view short_name, std::string_view long_name) {
-            const bool match = flag == short_name || flag == long_name;
-            if (match && i + 1 == argc) {
-                usage_error(std::string(flag) + " needs a value");
-            }
-            return match;
+        const std::string flag = argv[i];
+        const auto value = [&] {  // the word after the flag
+            require(i + 1 < argc, flag + " needs a value (run with --help for usage)", 2);
+            return std::string(argv[++i]);
+        };
+        const auto number = [&](int low, int high) {
+            const std::string text = value();
+            int n = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+            require(error == std::errc{} && *end == '\0' && n >= low && n <= high,
+                    flag + " wants a number from " + std::to_string(low) + " to " +
+                        std::to_string(high) + ", not '" + text + "' (run with --help for usage)",
+                    2);
+            return n;
         };
         if (flag == "-h" || flag == "--help") {
             std::printf(
@@ -101,24 +94,24 @@ Settings parse(int argc, char** argv) {
                 "[--timeout SECONDS] [--wrong-rkey] [SERVER]\n(SERVER: be its client)\n");
             std::exit(0);
         } else if (flag == "--wrong-rkey") {
-            settings.wrong_rkey = true;
-        } else if (is("-d", "--ib-dev")) {
-            settings.device = argv[++i];
-        } else if (is("-i", "--ib-port")) {
-            settings.ib_port = number(flag, argv[++i], 1, 255);
-        } else if (is("-g", "--gid-idx")) {
-            settings.gid_index = number(flag, argv[++i], 0, INT_MAX);
-        } else if (is("-p", "--port")) {
-            settings.tcp_port = number(flag, argv[++i], 1, 65535);
-        } else if (is("--timeout", "--timeout")) {
-            settings.timeout = number(flag, argv[++i], 1, 3600);
-        } else if (flag.starts_with('-') || !settings.server.empty()) {
-            usage_error("unexpected '" + std::string(flag) + "'");
+            s.wrong_rkey = true;
+        } else if (flag == "-d" || flag == "--ib-dev") {
+            s.device = value();
+        } else if (flag == "-i" || flag == "--ib-port") {
+            s.ib_port = number(1, 255);
+        } else if (flag == "-g" || flag == "--gid-idx") {
+            s.gid_index = number(0, INT_MAX);
+        } else if (flag == "-p" || flag == "--port") {
+            s.tcp_port = number(1, 65535);
+        } else if (flag == "--timeout") {
+            s.timeout = number(1, 3600);
         } else {
-            settings.server = flag;
+            require(!flag.starts_with('-') && s.server.empty(),
+                    "unexpected '" + flag + "' (run with --help for usage)", 2);
+            s.server = flag;
         }
     }
-    return settings;
+    return s;
 }
 
 // What one side tells the other (lesson 05): 48 bytes, no padding, every number in network
@@ -140,40 +133,37 @@ Endpoint byte_order(Endpoint e, bool to_network) {
 }
 
 Endpoint decode(const Endpoint& received) {
-    const Endpoint peer = byte_order(received, false);
-    if (peer.lid > 0xffff || peer.qpn > 0xffffff || peer.psn > 0xffffff || peer.mtu < IBV_MTU_256 ||
-        peer.mtu > IBV_MTU_4096) {
-        quit(
+    const Endpoint p = byte_order(received, false);
+    require(p.lid <= 0xffff && p.qpn <= 0xffffff && p.psn <= 0xffffff && p.mtu >= IBV_MTU_256 &&
+                p.mtu <= IBV_MTU_4096,
             "the peer sent something else than this program's message (hint: is the peer "
             "07_hello_verbs, on the same -p?)");
-    }
-    return peer;
+    return p;
 }
 
 // The TCP side (lesson 05). Every wait ends: at --timeout, or when the peer's socket closes.
-[[noreturn]] void peer_gone() {
-    quit(
-        "the peer closed the connection (hint: did the other side exit or crash? its output "
-        "says why)");
+bool readable_in_time(int fd, const Settings& settings) {
+    pollfd ready{fd, POLLIN, 0};
+    return poll(&ready, 1, settings.timeout * 1000) == 1;
 }
 
 int accept_client(const Settings& settings) {
+    const std::string port = std::to_string(settings.tcp_port);
     const int listener = socket(AF_INET, SOCK_STREAM, 0);
+    check(listener < 0 ? -1 : 0, "socket", "is the process out of file descriptors?");
     const int yes = 1;
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(settings.tcp_port));
     check(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address),
-          "bind(TCP port " + std::to_string(settings.tcp_port) + ")",
+          "bind(TCP port " + port + ")",
           "another server holds the port: stop it or choose another -p");
     check(listen(listener, 1), "listen", "is the system out of sockets?");
-    std::printf("server: waiting for a client on TCP port %d\n", settings.tcp_port);
-    pollfd ready{listener, POLLIN, 0};
-    if (poll(&ready, 1, settings.timeout * 1000) != 1) {
-        quit("no client connected to TCP port " + std::to_string(settings.tcp_port) +
-             " within --timeout (hint: start the client, with this host's address)");
-    }
+    std::printf("server: waiting for a client on TCP port %s\n", port.c_str());
+    require(readable_in_time(listener, settings),
+            "no client connected to TCP port " + port +
+                " within --timeout (hint: start the client, with this host's address)");
     const int connection = accept(listener, nullptr, nullptr);
     check(connection < 0 ? -1 : 0, "accept", "did the client give up?");
     close(listener);
@@ -181,18 +171,18 @@ int accept_client(const Settings& settings) {
 }
 
 int connect_to_server(const Settings& settings) {
+    const std::string port = std::to_string(settings.tcp_port);
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    const std::string port = std::to_string(settings.tcp_port);
-    if (const int error = getaddrinfo(settings.server.c_str(), port.c_str(), &hints, &found)) {
-        quit("getaddrinfo(" + settings.server + ") failed: " + gai_strerror(error) +
-             " (hint: SERVER is the server's host name or IP address)");
-    }
+    const int error = getaddrinfo(settings.server.c_str(), port.c_str(), &hints, &found);
+    require(error == 0, "getaddrinfo(" + settings.server + ") failed: " + gai_strerror(error) +
+                            " (hint: SERVER is the server's host name or IP address)");
     const auto deadline = Clock::now() + std::chrono::seconds(settings.timeout);
     int connection = -1;
     while (connection < 0 && Clock::now() < deadline) {  // the server may not listen yet
         connection = socket(found->ai_family, SOCK_STREAM, 0);
+        check(connection < 0 ? -1 : 0, "socket", "is the process out of file descriptors?");
         if (connect(connection, found->ai_addr, found->ai_addrlen) != 0) {
             close(connection);
             connection = -1;
@@ -200,56 +190,47 @@ int connect_to_server(const Settings& settings) {
         }
     }
     freeaddrinfo(found);
-    if (connection < 0) {
-        quit("could not connect to " + settings.server + ":" + port +
-             " within --timeout (hint: is the server running, with the same -p?)");
-    }
+    require(connection >= 0,
+            "could not connect to " + settings.server + ":" + port +
+                " within --timeout (hint: is the server running, with the same -p?)");
     return connection;
 }
 
 // Send @p size bytes of @p mine and receive as many into @p theirs: both sides call it, and
 // neither goes on before the other got this far (with one byte, that is a barrier).
+// MSG_NOSIGNAL: a vanished peer gives an error here, not a SIGPIPE that ends us silently.
 void swap_bytes(int fd, const void* mine, void* theirs, std::size_t size, const Settings& s) {
-    // MSG_NOSIGNAL: a vanished peer gives an error here, not a SIGPIPE that ends us silently.
-    if (send(fd, mine, size, MSG_NOSIGNAL) != static_cast<ssize_t>(size)) {
-        peer_gone();
-    }
+    require(send(fd, mine, size, MSG_NOSIGNAL) == static_cast<ssize_t>(size), kPeerGone);
     for (std::size_t got = 0; got < size;) {
-        pollfd ready{fd, POLLIN, 0};
-        if (poll(&ready, 1, s.timeout * 1000) != 1) {
-            quit("no answer from the peer within --timeout (hint: is it stopped?)");
-        }
+        require(readable_in_time(fd, s),
+                "no answer from the peer within --timeout (hint: is it stopped?)");
         const ssize_t n = recv(fd, static_cast<char*>(theirs) + got, size - got, 0);
-        if (n <= 0) {
-            peer_gone();
-        }
+        require(n > 0, kPeerGone);
         got += static_cast<std::size_t>(n);
     }
 }
-
 void barrier(int fd, const Settings& settings) {
     char byte = 'b';
     swap_bytes(fd, &byte, &byte, 1, settings);
 }
 
 // Step 9's wait (lesson 03): busy-poll the CQ for one completion; every 1024 empty polls, look
-// at the clock and at the peer's socket: a dead peer's QP may bring no error completion for a
-// long time, but its socket closes at once. @p peer_fd -1 watches nothing.
+// at the clock and at the peer's socket (-1: none). It closes the moment the peer is gone,
+// sooner than an error completion comes (docs/devices.md#dead-peer).
 ibv_wc wait_for_completion(ibv_cq* cq, int peer_fd, const Settings& settings) {
     const auto deadline = Clock::now() + std::chrono::seconds(settings.timeout);
     ibv_wc wc{};
     for (unsigned empty = 1;; ++empty) {
         const int found = ibv_poll_cq(cq, 1, &wc);
-        check(found < 0 ? -1 : 0, "ibv_poll_cq", "a CQ overrun: more completions than entries");
-        if (found == 1) {
+        if (found != 0) {  // one completion, or a negative number: an error
+            check(found < 0 ? -1 : 0, "ibv_poll_cq", "a CQ overrun: more completions than entries");
             return wc;
         }
-        pollfd peer{peer_fd, POLLRDHUP, 0};
-        if (empty % 1024 == 0 && poll(&peer, 1, 0) == 1) {
-            peer_gone();
-        }
-        if (empty % 1024 == 0 && Clock::now() > deadline) {
-            quit("no completion within --timeout (hint: is the peer stopped?)");
+        if (empty % 1024 == 0) {
+            pollfd peer{peer_fd, POLLRDHUP, 0};
+            require(poll(&peer, 1, 0) != 1, kPeerGone);
+            require(Clock::now() < deadline,
+                    "no completion within --timeout (hint: is the peer stopped?)");
         }
     }
 }
@@ -262,31 +243,24 @@ int main(int argc, char** argv) {
     const bool is_server = settings.server.empty();
     const auto port_number = static_cast<std::uint8_t>(settings.ib_port);
 
-    // Step 1 (lesson 01): the list of devices; -d names one, else take the first.
+    // Steps 1-2 (lesson 01): the list of devices; open the one -d names, else the first.
     int count = 0;
     ibv_device** devices = check_ptr(ibv_get_device_list(&count), "ibv_get_device_list",
                                      "the kernel has no RDMA support: run ./lab doctor");
-    ibv_device** device = devices;
-    while (*device != nullptr && !settings.device.empty() &&
-           settings.device != ibv_get_device_name(*device)) {
-        ++device;
-    }
-    if (*device == nullptr) {
-        quit(count == 0 ? "no RDMA device found (hint: run ./lab doctor)"
-                        : "unknown RDMA device '" + settings.device +
-                              "' (hint: ibv_devices lists the devices here)");
-    }
-
-    // Step 2 (lesson 01): open it. The context does not need the list any more.
+    ibv_device** device = std::find_if(devices, devices + count, [&](ibv_device* candidate) {
+        return settings.device.empty() || settings.device == ibv_get_device_name(candidate);
+    });
+    require(count > 0, "no RDMA device found (hint: run ./lab doctor)");
+    require(device != devices + count, "unknown RDMA device '" + settings.device +
+                                           "' (hint: ibv_devices lists the devices here)");
     ibv_context* context =
         check_ptr(ibv_open_device(*device), "ibv_open_device", "is /dev/infiniband readable?");
-    ibv_free_device_list(devices);
+    ibv_free_device_list(devices);  // the context does not need the list
 
     // Step 3 (lesson 01): the port, and a GID chosen by type, never by a fixed index: the
     // RoCE v2 entry with an IPv4 address (on InfiniBand, the first entry).
     ibv_port_attr port{};
-    check(ibv_query_port(context, port_number, &port), "ibv_query_port",
-          "is -i a port of the device?");
+    check(ibv_query_port(context, port_number, &port), "ibv_query_port", "is -i a port of it?");
     int gid_index = settings.gid_index;
     ibv_gid_entry gid{};
     for (int i = 0; gid_index < 0 && i < port.gid_tbl_len; ++i) {
@@ -297,10 +271,10 @@ int main(int argc, char** argv) {
             gid_index = i;
         }
     }
-    if (gid_index < 0) {
-        quit("port " + std::to_string(settings.ib_port) + " has no RoCE v2 GID with an IPv4 " +
-             "address (hint: is its netdev up, with an address? -g chooses an entry)");
-    }
+    require(gid_index >= 0,
+            "port " + std::to_string(settings.ib_port) +
+                " has no RoCE v2 GID with an IPv4 address (hint: is its netdev up, with an " +
+                "address? -g chooses an entry)");
     check(ibv_query_gid_ex(context, port_number, gid_index, &gid, 0),
           "ibv_query_gid_ex(GID index " + std::to_string(gid_index) + ")",
           "./lab run 01_devices lists the valid GID indexes of the port");
@@ -310,11 +284,9 @@ int main(int argc, char** argv) {
                 ibv_get_device_name(context->device), port_number, gid_index, gid_text,
                 128 << port.active_mtu);
 
-    // Step 4 (lesson 02): a protection domain.
+    // Steps 4-5 (lessons 02 and 07): a protection domain and the buffer. The peer may write the
+    // server's, which takes REMOTE_WRITE and with it LOCAL_WRITE; the client's is only read.
     ibv_pd* pd = check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd", "is the device still there?");
-
-    // Step 5 (lessons 02 and 07): the buffer. The peer may write the server's, which takes
-    // REMOTE_WRITE and, with it, LOCAL_WRITE; the client's adapter only reads its own.
     std::vector<char> buffer(64);
     const int access = is_server ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
     ibv_mr* mr = check_ptr(ibv_reg_mr(pd, buffer.data(), buffer.size(), access), "ibv_reg_mr",
@@ -322,20 +294,15 @@ int main(int argc, char** argv) {
     std::printf("Step 4-5: PD, and %zu bytes registered: lkey 0x%x, rkey 0x%x\n", buffer.size(),
                 mr->lkey, mr->rkey);
 
-    // Step 6 (lesson 03): a CQ as large as what can be outstanding: two completions, the
-    // write's and step 10's marker's. No completion channel: this program polls.
+    // Steps 6-7 (lessons 03-04): a CQ for all that can be outstanding (the write, step 10's
+    // marker; no channel: this program polls), and an RC QP with as many send slots. Its one
+    // receive slot stays unused: a write consumes no receive.
     ibv_cq* cq = check_ptr(ibv_create_cq(context, 2, nullptr, nullptr, 0), "ibv_create_cq",
                            "is the size above the device's max_cqe?");
-
-    // Step 7 (lesson 04): an RC QP: two sends at most (the write, the marker); one receive
-    // slot, never used (a write consumes no receive).
     ibv_qp_init_attr init{};
-    init.send_cq = cq;
-    init.recv_cq = cq;
+    init.send_cq = init.recv_cq = cq;
     init.cap.max_send_wr = 2;
-    init.cap.max_recv_wr = 1;
-    init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
+    init.cap.max_recv_wr = init.cap.max_send_sge = init.cap.max_recv_sge = 1;
     init.qp_type = IBV_QPT_RC;
     ibv_qp* qp = check_ptr(ibv_create_qp(pd, &init), "ibv_create_qp",
                            "are the sizes within max_qp_wr and max_sge?");
@@ -373,7 +340,6 @@ int main(int argc, char** argv) {
     // Step 8c (lesson 04): INIT -> RTR: the path to the peer (RoCE has no LIDs: a global route
     // header with its GID), its QPN and first PSN, and the smaller of the two MTUs.
     const auto path_mtu = static_cast<ibv_mtu>(std::min(mine.mtu, peer.mtu));
-    attr = {};
     attr.qp_state = IBV_QPS_RTR;
     attr.path_mtu = path_mtu;
     attr.dest_qp_num = peer.qpn;
@@ -393,7 +359,6 @@ int main(int argc, char** argv) {
 
     // Step 8d (lesson 04): RTR -> RTS: our first PSN; wait about 67 ms for an ACK (timeout
     // 14 is 4.096 us * 2^14) and resend 6 times before the write fails; a write meets no RNR.
-    attr = {};
     attr.qp_state = IBV_QPS_RTS;
     attr.sq_psn = mine.psn;
     attr.max_rd_atomic = 1;
@@ -427,14 +392,12 @@ int main(int argc, char** argv) {
         check(ibv_post_send(qp, &wr, &bad_wr), "ibv_post_send(IBV_WR_RDMA_WRITE)",
               "is the send queue full?");
         const ibv_wc wc = wait_for_completion(cq, connection, settings);
-        if (wc.status != IBV_WC_SUCCESS) {
-            quit(std::string("RDMA write: work completion failed: ") +
-                 ibv_wc_status_str(wc.status) + " (hint: " +
-                 (wc.status == IBV_WC_REM_ACCESS_ERR
-                      ? "the peer refused: wrong rkey, an address outside its region, or a "
-                        "region registered without the remote access this operation needs)"
-                      : "lesson 04's table says what each status means)"));
-        }
+        require(wc.status == IBV_WC_SUCCESS,
+                std::string("RDMA write: work completion failed: ") + ibv_wc_status_str(wc.status) +
+                    (wc.status == IBV_WC_REM_ACCESS_ERR
+                         ? " (hint: the peer refused: wrong rkey, an address outside its region, "
+                           "or a region registered without the remote access this operation needs)"
+                         : " (hint: lesson 04's table says what each status means)"));
         std::printf("Step 9: RDMA WRITE of \"%s\" to addr 0x%llx, rkey 0x%x completed: %s\n",
                     kGreeting, static_cast<unsigned long long>(peer.addr), wr.wr.rdma.rkey,
                     ibv_wc_status_str(wc.status));
@@ -445,7 +408,6 @@ int main(int argc, char** argv) {
     // and flushes what is posted. Completions come in order: once a marker posted last has
     // come back flushed, nothing posted before it can touch the buffer. Then destroy
     // everything in the reverse order of creation (lesson 02 says why).
-    attr = {};
     attr.qp_state = IBV_QPS_ERR;
     check(ibv_modify_qp(qp, &attr, IBV_QP_STATE), "ibv_modify_qp(ERR)", "");
     ibv_send_wr marker{};  // a SEND with no data: num_sge 0
@@ -455,11 +417,9 @@ int main(int argc, char** argv) {
     ibv_send_wr* bad_wr = nullptr;
     check(ibv_post_send(qp, &marker, &bad_wr), "ibv_post_send(marker)", "a full send queue?");
     const ibv_wc flushed = wait_for_completion(cq, -1, settings);
-    if (flushed.wr_id != marker.wr_id || flushed.status != IBV_WC_WR_FLUSH_ERR) {
-        quit(
+    require(flushed.wr_id == marker.wr_id && flushed.status == IBV_WC_WR_FLUSH_ERR,
             "step 10: a completion that is not the marker's flush (hint: was something else "
             "still posted?)");
-    }
     std::printf("Step 10: QP in ERR, marker 0x%llx came back: %s\n",
                 static_cast<unsigned long long>(flushed.wr_id), ibv_wc_status_str(flushed.status));
     check(ibv_destroy_qp(qp), "ibv_destroy_qp", "");

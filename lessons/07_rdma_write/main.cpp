@@ -234,8 +234,8 @@ int main(int argc, char** argv) {
         // buffer may be reused. It does not promise that the server's CPU sees
         // the bytes yet (FLUSH exists for that); a completion on the server's
         // side would (lesson 08). The TCP connection is watched meanwhile: a
-        // server that exits closes it at once, while its vanished QP may bring
-        // no error completion for long.
+        // server that exits closes it at once, sooner than its vanished QP ends
+        // the write in an error completion (docs/devices.md#dead-peer).
         const ibv_wc wc =
             lab::wait_for_completion(cq.get(), "RDMA write", options.timeout, connection.watch());
         std::printf("Step 9: write completed: %s, opcode IBV_WC_RDMA_WRITE=%d\n",

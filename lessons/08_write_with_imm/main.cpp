@@ -123,9 +123,8 @@ int main(int argc, char** argv) {
         const std::size_t messages = options.iters;
         const std::size_t slot_size = options.size;
         if (messages > kMaxMessages) {
-            throw lab::Error("--iters " + std::to_string(messages) +
-                             " is too many (hint: each message needs a posted receive; use at "
-                             "most " +
+            throw lab::Error("--iters " + std::to_string(messages) + " is too many (hint: each " +
+                             "message needs a posted receive; use at most " +
                              std::to_string(kMaxMessages) + ")");
         }
         const std::size_t longest = std::max(slot_message(messages - 1).size(), kSendText.size());

@@ -109,9 +109,9 @@ int main(int argc, char** argv) {
 
         // Step 3: the device's limits on reads in flight. max_qp_rd_atom caps
         // max_dest_rd_atomic (reads a QP serves as responder), max_qp_init_rd_atom
-        // caps max_rd_atomic (reads it issues as initiator). rxe checks both
-        // against max_qp_rd_atom, which it reports equal to max_qp_init_rd_atom.
-        // lab::check_rd_atomic refuses an --rd-atomic above either, naming both.
+        // caps max_rd_atomic (reads it issues as initiator). A device need not check
+        // both (docs/devices.md#rd-atomic-check): lab::check_rd_atomic refuses an
+        // --rd-atomic above either, naming both.
         ibv_device_attr device_attr{};
         lab::check(ibv_query_device(port.context.get(), &device_attr), "ibv_query_device");
         std::printf("Step 3: device max_qp_rd_atom %d, max_qp_init_rd_atom %d\n",

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Lesson 10: completion events — sleep until the CQ has something, instead of polling.
 //
-// Busy polling (ibv_poll_cq in a loop, lessons 03-09) answers fastest and keeps one CPU core
-// at 100 %. A completion channel lets the thread sleep: ibv_create_comp_channel gives a file
+// Busy polling (ibv_poll_cq in a loop, lessons 03-09) answers fastest and keeps one CPU core at
+// 100 %. A completion channel lets the thread sleep: ibv_create_comp_channel gives a file
 // descriptor, ibv_create_cq(.., channel) ties a CQ to it, ibv_req_notify_cq arms the CQ for ONE
 // event (0: any completion, 1: solicited ones only, sent with IBV_SEND_SOLICITED),
-// ibv_get_cq_event reads the event, ibv_ack_cq_events acknowledges it (ibv_destroy_cq waits
-// for every acknowledgement). Then re-arm, THEN drain the CQ.
-//
-// The client sends messages at a fixed rate in three rounds; the server receives them by busy
-// polling, by events and by solicited events, and prints its CPU time per message in each.
+// ibv_get_cq_event reads the event, ibv_ack_cq_events acknowledges it (ibv_destroy_cq waits for
+// every acknowledgement). Then re-arm, THEN drain the CQ. The client sends at a fixed rate in
+// three rounds; the server receives by busy polling, by events and by solicited events, and
+// prints its CPU time per message in each.
 //
 // Run: ./lab run 10_events    By hand, in two terminals: ./lab shell PROGRAM [-n N] (server),
 //      ./lab shell PROGRAM [-n N] [--rate PER_SECOND] [--solicit-every K] 10.77.0.1 (client)
@@ -39,7 +38,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
 constexpr std::uint32_t kReceiveDepth = 64;  // receives kept posted on the server
 
 // The three rounds: how the server waits in each.
@@ -80,7 +78,7 @@ void receive_round(const Server& server, Waiting waiting, std::size_t messages,
         while ((found = ibv_poll_cq(server.cq, 16, wcs)) > 0) {
             for (const ibv_wc& wc : std::span(wcs, static_cast<std::size_t>(found))) {
                 lab::check_completion(wc, "receive");
-                std::uint64_t sequence = 0;
+                std::uint64_t sequence = 0;  // in host byte order, as the client wrote it
                 std::memcpy(&sequence, server.buffer.data() + wc.wr_id * server.slot_size,
                             sizeof sequence);
                 in_order += sequence == received ? 1 : 0;
@@ -110,9 +108,8 @@ void receive_round(const Server& server, Waiting waiting, std::size_t messages,
             }
         }
     } else {
-        // The way of this lesson: sleep until the channel reports an event.
-        // `acks` acknowledges every event read on every way out of this block,
-        // an exception included: ibv_destroy_cq would wait for ever otherwise.
+        // The way of this lesson: sleep until the channel reports an event. `acks` acknowledges
+        // every event read on every way out (an exception too), or ibv_destroy_cq waits for ever.
         lab::CqEventAcks acks;
         const int solicited_only = waiting == Waiting::kSolicitedEvents ? 1 : 0;
         // Step 9a: arm the CQ. Only the next completion (or, with 1, the next
@@ -131,9 +128,8 @@ void receive_round(const Server& server, Waiting waiting, std::size_t messages,
             lab::check(ibv_get_cq_event(server.channel, &event_cq, &context), "ibv_get_cq_event");
             acks.add(event_cq);
             ++wake_ups;
-            // Step 9d: re-arm BEFORE draining. A completion that lands after
-            // the drain then raises a new event; re-arming after the drain
-            // could miss it and sleep until the deadline.
+            // Step 9d: re-arm BEFORE draining: a completion that lands after the drain then
+            // raises a new event; re-arming after the drain could miss it and sleep on.
             lab::check(ibv_req_notify_cq(event_cq, solicited_only), "ibv_req_notify_cq");
             // Step 9e: drain: one event may stand for many completions.
             drain();
@@ -175,15 +171,13 @@ int main(int argc, char** argv) {
             throw lab::Error("--size " + std::to_string(options.size) + " is too small (hint: " +
                              "each message carries an 8-byte sequence number; use -s 8 or more)");
         }
-        // Round 3's server sleeps until a solicited message, and reposts receives only
-        // when it wakes: after kReceiveDepth unsolicited ones the client's sends would
-        // meet an empty receive queue (RNR NAKs, retried for ever) and the round stall.
+        // Round 3's server reposts receives only when a solicited message wakes it: after
+        // kReceiveDepth unsolicited ones the client's sends would meet an empty receive queue.
         if (solicit_every > kReceiveDepth && options.iters > kReceiveDepth) {
             throw lab::Error("--solicit-every " + std::to_string(solicit_every) + " is above the " +
-                             std::to_string(kReceiveDepth) +
-                             " receives the server keeps posted (hint: the server would sleep "
-                             "while the client's sends find no receive; use at most " +
-                             std::to_string(kReceiveDepth) + ")");
+                             std::to_string(kReceiveDepth) + " receives the server keeps posted " +
+                             "(hint: the server would sleep while the client's sends find no " +
+                             "receive; use at most " + std::to_string(kReceiveDepth) + ")");
         }
 
         // Steps 1-5 (lessons 01-02): device, port, GID; PD and kReceiveDepth slots of memory.
@@ -223,12 +217,12 @@ int main(int argc, char** argv) {
                 receive_round(server, waiting, options.iters, options.timeout);
                 continue;
             }
-            // The client: -n sends at --rate per second (ibv_post_send, lesson 04). A wait
-            // or a pause ends at once if the server exits.
+            // The client: -n sends at --rate per second; a wait ends at once if the server exits.
             const auto message = std::span(buffer).first(options.size);
             const auto start = Clock::now();
             for (std::uint64_t sequence = 0; sequence < options.iters; ++sequence) {
                 connection.watch().sleep_until(start + sequence * period);
+                // In host byte order, as the server reads it: fine between same-endian hosts.
                 std::memcpy(message.data(), &sequence, sizeof sequence);
                 // IBV_SEND_SOLICITED sets the SE bit in the packet: a receiver armed with
                 // ibv_req_notify_cq(cq, 1) wakes for it. The last one is always solicited.
@@ -245,9 +239,8 @@ int main(int argc, char** argv) {
         }
         connection.barrier(options.timeout);
 
-        // Step 10: clean up in reverse order: QP (its receives still posted are discarded
-        // silently; only a move to ERR flushes them as completions), CQ (all its events
-        // acknowledged, or ibv_destroy_cq waits for ever), channel, MR, PD, context.
+        // Step 10: clean up in reverse order: QP (receives still posted are discarded; only ERR
+        // flushes them as completions), CQ (its events all acknowledged), channel, MR, PD, context.
         qp.reset();
         cq.reset();
         channel.reset();  // ibv_destroy_comp_channel: only after every CQ that uses it

@@ -5,10 +5,9 @@
 // returns the old value, as one indivisible step at the peer's device:
 //   IBV_WR_ATOMIC_FETCH_AND_ADD   word += compare_add; old value back
 //   IBV_WR_ATOMIC_CMP_AND_SWP     if (word == compare_add) word = swap; old value back
-// The server accepts --clients connections (one QP each) and owns three words:
-// a counter every client adds to, a lock (compare-and-swap 0 → 1 takes it,
-// 1 → 0 frees it), and a word each lock holder increments by RDMA read, +1,
-// RDMA write, which ends right only if the lock excludes the others (measuring: bench/).
+// The server accepts --clients connections (one QP each) and owns three words: a counter every
+// client adds to, a lock (compare-and-swap 0 → 1 takes it, 1 → 0 frees it), and a word each lock
+// holder increments by RDMA read, +1, RDMA write: right only if the lock excludes the others.
 //
 // Run: ./lab run 12_atomics [flags]; by hand ./lab shell PROGRAM --clients N [flags] (server),
 // then in N more terminals ./lab shell PROGRAM [flags] 10.77.0.1. Flags: -n ITERS, one of
@@ -45,15 +44,12 @@ constexpr lab::QueueSizes kQueueSizes{.send_wr = 1, .recv_wr = 1};
 
 // The options only this lesson has.
 struct LessonOptions {
-    std::size_t clients = 1;
-    bool wrong_alignment = false;
-    bool wrong_rkey = false;
-    bool wrong_address = false;
+    std::size_t clients = 1;                                                  // --clients
+    bool wrong_alignment = false, wrong_rkey = false, wrong_address = false;  // --wrong-*
 };
 
-// Step 3: atomics are optional. ATOMIC_NONE: none at all. ATOMIC_HCA: atomic among
-// operations through this device (rxe, most HCAs), not against a CPU writing the
-// same word. ATOMIC_GLOB: atomic also against the CPU and other devices.
+// Step 3: atomics are optional. ATOMIC_NONE: none; ATOMIC_HCA: atomic among operations through
+// this device only; ATOMIC_GLOB: also against CPUs and other devices (docs/devices.md#atomic-cap).
 void require_atomics(ibv_context* context) {
     ibv_device_attr attr{};
     lab::check(ibv_query_device(context, &attr), "ibv_query_device");
@@ -85,8 +81,7 @@ void post_atomic(ibv_qp* qp, ibv_wr_opcode opcode, std::uint64_t* old_value, std
     wr.wr.atomic.compare_add = compare_add;  // in host order: the library converts
     wr.wr.atomic.swap = swap;
     ibv_send_wr* bad = nullptr;
-    // rxe checks the alignment when the request is posted, before anything
-    // is sent: a misaligned remote_addr is refused here with EINVAL.
+    // A misaligned remote_addr may be refused here (docs/devices.md#post-send-errno).
     lab::check(ibv_post_send(qp, &wr, &bad),
                opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? "ibv_post_send(FETCH_AND_ADD)"
                                                      : "ibv_post_send(CMP_AND_SWP)",
@@ -148,8 +143,8 @@ int run_client(const lab::Options& options, const LessonOptions& settings, const
     const std::uint64_t protected_word = peer.remote_addr + kProtected * sizeof(std::uint64_t);
     connection.barrier(options.timeout);  // start together with the other clients
 
-    // Step 9: post, then wait for the completion. Every wait also watches the
-    // socket: a dead server's QP may bring no error completion for long.
+    // Step 9: post, then wait for the completion. Every wait also watches the socket: a dead
+    // server closes it sooner than its QP's retries end in an error (docs/devices.md#dead-peer).
     auto atomic = [&](ibv_wr_opcode opcode, std::uint64_t compare_add, std::uint64_t swap,
                       std::uint64_t address, const std::string& what) {
         post_atomic(qp.get(), opcode, &slot, mr->lkey, address, peer.rkey, compare_add, swap);
@@ -157,8 +152,9 @@ int run_client(const lab::Options& options, const LessonOptions& settings, const
         return slot;
     };
 
-    // A fault. A wrong rkey or an address outside the region: IBV_WC_REM_ACCESS_ERR. A misaligned
-    // one: rxe's ibv_post_send refuses it (EINVAL); hardware NAKs it: IBV_WC_REM_INV_REQ_ERR.
+    // A fault: a wrong rkey or an address outside the region ends in IBV_WC_REM_ACCESS_ERR, a
+    // misaligned one in IBV_WC_REM_INV_REQ_ERR or at ibv_post_send
+    // (docs/devices.md#post-send-errno).
     if (settings.wrong_alignment || settings.wrong_rkey || settings.wrong_address) {
         const std::string what =
             settings.wrong_alignment ? "fetch-and-add at a misaligned address (8-byte word + 4)"
@@ -181,14 +177,13 @@ int run_client(const lab::Options& options, const LessonOptions& settings, const
         increasing = increasing && (n == 0 || old > last);
         last = old;
     }
-    std::printf(  // the old value arrives in host byte order on rxe (see the README)
+    std::printf(  // its byte order: docs/devices.md#atomic-byte-order
         "client: fetch-and-add: %zu operations, old values came back %s; the last one "
         "was %" PRIu64 ", bytes %s\n",
         options.iters, increasing ? "increasing" : "OUT OF ORDER", last,
         lab::hex_bytes(std::as_bytes(std::span(&last, 1))).c_str());
 
-    // Step 9b: the lock. Compare-and-swap 0 → 1 took it only if the old value
-    // it returns is 0; otherwise another client holds it: try again.
+    // Step 9b: the lock. Compare-and-swap 0 → 1 took it only if it returns 0; else try again.
     std::size_t busy = 0;
     lab::Deadline deadline(options.timeout);
     for (std::size_t round = 0; round < kLockRounds; ++round) {
@@ -198,15 +193,13 @@ int run_client(const lab::Options& options, const LessonOptions& settings, const
                     "the lock stayed taken for --timeout (hint: a client died holding it?)");
             }
         }
-        // The critical section: a read-modify-write that is NOT atomic by
-        // itself. Only the lock keeps two clients from interleaving here.
+        // The critical section: a read-modify-write that only the lock keeps from interleaving.
         lab::post_rdma(qp.get(), IBV_WR_RDMA_READ, word, mr->lkey, protected_word, peer.rkey);
         lab::wait_for_completion(cq, "RDMA read", options.timeout, connection.watch());
         slot += 1;
         lab::post_rdma(qp.get(), IBV_WR_RDMA_WRITE, word, mr->lkey, protected_word, peer.rkey);
         lab::wait_for_completion(cq, "RDMA write", options.timeout, connection.watch());
-        // Release with 1 → 0. The old value must be 1: anything else means
-        // someone else touched a lock we hold.
+        // Release with 1 → 0: the old value must be 1, or someone else touched a lock we hold.
         if (atomic(IBV_WR_ATOMIC_CMP_AND_SWP, 1, 0, lock, "release the lock") != 1) {
             throw lab::Error("the lock did not read 1 when released: mutual exclusion is broken");
         }
@@ -241,8 +234,7 @@ int main(int argc, char** argv) {
     const lab::Options options = command_line.parse(argc, argv);
 
     return lab::run_main([&] {
-        // Steps 1-3 (lesson 01), this lesson's check of atomic_cap, and steps
-        // 4 and 6 (lessons 02-03): the same on both sides.
+        // Steps 1-3 (lesson 01), the atomic_cap check, steps 4 and 6 (02-03): both sides alike.
         const lab::Port port = lab::open_port(options);
         require_atomics(port.context.get());
         const lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
