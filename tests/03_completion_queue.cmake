@@ -9,3 +9,7 @@ lab_add_test(test_03_completion_queue_bad_input lessons/test_03_completion_queue
 target_compile_definitions(test_03_completion_queue_bad_input PRIVATE LAB_BAD_INPUT_ONLY)
 lab_add_test(test_wait unit/test_wait.cpp
   LABELS unit TIMEOUT 30)
+# The rdma_cm watch of lab::PeerWatch (lesson 11's), on a connection over rxe.
+lab_add_test(test_wait_cm unit/test_wait_cm.cpp
+  LABELS rxe TIMEOUT 60)
+target_link_libraries(test_wait_cm PRIVATE lab_cm)

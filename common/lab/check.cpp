@@ -34,6 +34,16 @@ void check(int result, std::string_view verb, std::string_view hint) {
     fail(verb, result > 0 ? result : (errno != 0 ? errno : EIO), hint);
 }
 
+std::string errno_text(int error_number) {
+    const std::string name = error_number == EINVAL       ? "EINVAL"
+                             : error_number == EBUSY      ? "EBUSY"
+                             : error_number == ENOMEM     ? "ENOMEM"
+                             : error_number == EPERM      ? "EPERM"
+                             : error_number == EOPNOTSUPP ? "EOPNOTSUPP"
+                                                          : std::to_string(error_number);
+    return std::string(std::strerror(error_number)) + " (" + name + ")";
+}
+
 int run_main(const std::function<int()>& body) {
     try {
         return body();

@@ -69,6 +69,14 @@ T* check_ptr(T* pointer, std::string_view verb, std::string_view hint) {
 }
 
 /**
+ * @brief The text of an errno value and its name, "Invalid argument (EINVAL)"
+ *        (lesson 02 prints its refusals so): the message a student sees, and
+ *        the name to look up in a man page. Names EINVAL, EBUSY, ENOMEM, EPERM
+ *        and EOPNOTSUPP; any other value appears as its number.
+ */
+std::string errno_text(int error_number);
+
+/**
  * @brief Run a lesson's body and turn any exception into one line and an exit status.
  * @return the body's return value, or 1 after printing "error: <what>" to stderr.
  */

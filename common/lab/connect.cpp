@@ -23,20 +23,27 @@ ConnectionInfo prepare(ibv_qp* qp, const Port& port, const PeerSetup& setup) {
     if (setup.region != nullptr) {
         mine.remote_addr = reinterpret_cast<std::uintptr_t>(setup.region->addr);
         mine.rkey = setup.region->rkey;
-        mine.length = static_cast<std::uint32_t>(setup.region_length != 0 ? setup.region_length
-                                                                          : setup.region->length);
+        mine.length =
+            wire_length(setup.region_length != 0 ? setup.region_length : setup.region->length);
     }
     print_address("local", mine.address);
     return mine;
 }
 
 // Steps 8c and 8d: the exchange, then INIT -> RTR -> RTS with what the peer sent.
+// setup.rd_atomic is capped by what this device allows on each side:
+// max_qp_rd_atom as responder (RTR), max_qp_init_rd_atom as initiator (RTS).
 Peer finish(ibv_qp* qp, const Port& port, Connection connection, const ConnectionInfo& mine,
             const PeerSetup& setup, std::chrono::milliseconds timeout) {
+    ibv_device_attr device{};
+    check(ibv_query_device(port.context.get(), &device), "ibv_query_device");
+    const auto capped = [&](int limit) {
+        return static_cast<std::uint8_t>(std::clamp<int>(setup.rd_atomic, 0, limit));
+    };
     Peer peer{connection.exchange(mine, timeout), std::move(connection)};
     print_address("remote", peer.info.address);
-    move_to_rtr(qp, port.local(peer.info.mtu), peer.info.address, setup.rd_atomic);
-    move_to_rts(qp, mine.address.psn, setup.rd_atomic, setup.rnr_retry);
+    move_to_rtr(qp, port.local(peer.info.mtu), peer.info.address, capped(device.max_qp_rd_atom));
+    move_to_rts(qp, mine.address.psn, capped(device.max_qp_init_rd_atom), setup.rnr_retry);
     return peer;
 }
 

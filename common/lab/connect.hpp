@@ -28,7 +28,8 @@ struct PeerSetup {
     int access = 0;  ///< qp_access_flags at INIT: what the peer may do to our memory
     const ibv_mr* region = nullptr;  ///< memory the peer may access (address and rkey sent); none
     std::size_t region_length = 0;   ///< how many bytes of @p region are offered; 0: all of it
-    std::uint8_t rd_atomic = 16;     ///< max_dest_rd_atomic (RTR) and max_rd_atomic (RTS)
+    std::uint8_t rd_atomic = 16;     ///< max_dest_rd_atomic (RTR) and max_rd_atomic (RTS), each
+                                     ///< capped by the device (see check_rd_atomic())
     std::uint8_t rnr_retry = 7;      ///< RTS: retries of a send that found no receive; 7 = forever
 };
 
@@ -37,6 +38,10 @@ struct PeerSetup {
  *
  * PeerSetup::rd_atomic becomes max_rd_atomic at RTS, capped by the device's
  * max_qp_init_rd_atom, and max_dest_rd_atomic at RTR, capped by max_qp_rd_atom.
+ * connect_qp() lowers the value to those limits without a word (the default 16
+ * must work on every device); a lesson that lets the user choose it calls this
+ * first, so that the choice is refused rather than quietly lowered. Each side
+ * caps by its own device: the exchange does not carry the value.
  * @throws lab::Error naming the flag and both limits when @p requested is above either.
  */
 void check_rd_atomic(const ibv_device_attr& device, int requested);

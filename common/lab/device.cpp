@@ -186,4 +186,11 @@ Port open_port(const Options& options) {
     return port;
 }
 
+void check_message_size(const Port& port, std::size_t size) {
+    if (size > port.attr.max_msg_sz) {
+        throw Error("message size " + std::to_string(size) + " is above the port's max_msg_sz " +
+                    std::to_string(port.attr.max_msg_sz) + " (hint: a smaller -s)");
+    }
+}
+
 }  // namespace lab

@@ -96,4 +96,11 @@ struct Port {
  */
 Port open_port(const Options& options);
 
+/**
+ * @brief Refuse a message larger than the port carries (lesson 01 prints the
+ *        port's max_msg_sz; lesson 04 checks its -s with it).
+ * @throws lab::Error "message size N is above the port's max_msg_sz M (hint: a smaller -s)".
+ */
+void check_message_size(const Port& port, std::size_t size);
+
 }  // namespace lab

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -105,6 +106,15 @@ void disable_nagle(int fd) {
 }
 
 }  // namespace
+
+std::uint32_t wire_length(std::size_t bytes) {
+    if (bytes > std::numeric_limits<std::uint32_t>::max()) {
+        throw Error("a memory region of " + std::to_string(bytes) +
+                    " bytes cannot be offered to the peer: the exchange carries a 32-bit "
+                    "length (hint: offer less than 4 GiB, e.g. with PeerSetup::region_length)");
+    }
+    return static_cast<std::uint32_t>(bytes);
+}
 
 std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info) {
     std::array<std::byte, kInfoWireSize> message{};
@@ -364,7 +374,7 @@ void Connection::receive_bytes(std::span<std::byte> bytes, std::chrono::millisec
 }
 
 ConnectionInfo Connection::exchange(const ConnectionInfo& mine, std::chrono::milliseconds timeout) {
-    // Both sides send first: 48 bytes fit in any socket buffer, so neither
+    // Both sides send first: 52 bytes (kInfoWireSize) fit in any socket buffer, so neither
     // blocks, and neither has to know whether it is server or client.
     const auto deadline = Clock::now() + timeout;
     send_bytes(encode_info(mine), timeout);

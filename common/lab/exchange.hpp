@@ -52,7 +52,7 @@ struct ConnectionInfo {
     PeerAddress address;            ///< QPN, PSN, LID, GID
     std::uint64_t remote_addr = 0;  ///< start of the memory region the peer may access
     std::uint32_t rkey = 0;         ///< that region's rkey
-    std::uint32_t length = 0;       ///< that region's length in bytes
+    std::uint32_t length = 0;       ///< that region's length in bytes (below 4 GiB: wire_length())
     ibv_mtu mtu = IBV_MTU_1024;     ///< the sender's active_mtu
 };
 
@@ -62,6 +62,13 @@ inline constexpr std::size_t kInfoWireSize = 52;
 inline constexpr std::uint32_t kInfoMagic = 0x52564c58;
 /// The layout's version; a peer with another version is refused.
 inline constexpr std::uint16_t kInfoVersion = 2;
+
+/**
+ * @brief @p bytes as the message's 32-bit length field.
+ * @throws lab::Error for a region of 4 GiB or more, which the field cannot
+ *         carry (it would reach the peer cut to its low 32 bits).
+ */
+std::uint32_t wire_length(std::size_t bytes);
 
 /// Serialize @p info into the wire layout above.
 std::array<std::byte, kInfoWireSize> encode_info(const ConnectionInfo& info);

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <numeric>
+
+#include "lab/check.hpp"
 
 namespace lab {
 
@@ -34,6 +37,43 @@ void print_latency(std::size_t message_size, std::vector<double> microseconds) {
     std::printf(" %-6zu %-14zu %-14.2f %-12.2f %-16.2f %-14.2f %.2f\n", message_size,
                 microseconds.size(), microseconds.front(), microseconds.back(), percentile(0.5),
                 mean, percentile(0.99));
+}
+
+void print_pingpong(std::size_t message_size, std::size_t iterations,
+                    std::chrono::duration<double> elapsed) {
+    const double seconds = elapsed.count();
+    const double usec = seconds * 1e6;
+    const auto bytes = static_cast<unsigned long long>(message_size) * iterations * 2;
+    std::printf("%llu bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, seconds,
+                double(bytes) * 8.0 / usec);
+    std::printf("%zu iters in %.2f seconds = %.2f usec/iter\n", iterations, seconds,
+                usec / double(iterations));
+}
+
+std::string pinned_memory() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.starts_with("VmPin:")) {
+            return line.substr(line.find_first_not_of(" \t", 6));
+        }
+    }
+    return "not reported";
+}
+
+void fill_message(std::span<std::byte> buffer, std::string_view text) {
+    std::ranges::fill(buffer, std::byte('.'));
+    std::memcpy(buffer.data(), text.data(), std::min(text.size(), buffer.size()));
+}
+
+void check_received(std::span<const std::byte> sent, std::span<const std::byte> received) {
+    const std::size_t shown = std::min(received.size(), std::size_t{64});
+    std::printf("\treceived: \"%.*s\"%s\n", int(shown),
+                reinterpret_cast<const char*>(received.data()),
+                shown < received.size() ? " ..." : "");
+    if (!std::ranges::equal(sent, received)) {
+        throw Error("the received bytes differ from the sent ones");
+    }
+    std::printf("\tall %zu received bytes equal the sent ones\n", received.size());
 }
 
 std::string text_in(std::span<const std::byte> bytes) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lab {
@@ -34,6 +35,35 @@ void print_bandwidth(std::size_t message_size, std::size_t messages,
  *        An empty list prints nothing.
  */
 void print_latency(std::size_t message_size, std::vector<double> microseconds);
+
+/**
+ * @brief Print a ping-pong of @p iterations round trips of @p message_size bytes
+ *        each way that took @p elapsed, as ibv_rc_pingpong does (lesson 06):
+ *        bytes moved both ways in Mbit/s, then microseconds per iteration.
+ */
+void print_pingpong(std::size_t message_size, std::size_t iterations,
+                    std::chrono::duration<double> elapsed);
+
+/**
+ * @brief VmPin of /proc/self/status, e.g. "16 kB": how much memory this process
+ *        has pinned (lesson 02). ibv_reg_mr pins every page its range touches,
+ *        once per MR, and the kernel counts it there; "not reported" without it.
+ */
+std::string pinned_memory();
+
+/**
+ * @brief Write @p text at the start of @p buffer and fill the rest with '.'
+ *        (lesson 04: a message every byte of which is compared on arrival).
+ *        A @p text longer than @p buffer is cut.
+ */
+void fill_message(std::span<std::byte> buffer, std::string_view text);
+
+/**
+ * @brief Print "received: "...": the start of @p received (64 bytes at most, then
+ *        " ..."), then check it equals @p sent and say so (lesson 04).
+ * @throws lab::Error "the received bytes differ from the sent ones".
+ */
+void check_received(std::span<const std::byte> sent, std::span<const std::byte> received);
 
 /**
  * @brief The C string at the start of @p bytes, up to its terminating zero or

@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 
 namespace lab {
 
@@ -61,6 +62,28 @@ using QueuePair = std::unique_ptr<ibv_qp, VerbsDeleter<ibv_destroy_qp, kDestroyQ
 using SharedReceiveQueue = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_destroy_srq, kDestroySrq>>;
 /// Owns an address handle from ibv_create_ah (exercise 02).
 using AddressHandle = std::unique_ptr<ibv_ah, VerbsDeleter<ibv_destroy_ah, kDestroyAh>>;
+
+/**
+ * @brief Runs a function when it goes out of scope, also while an exception
+ *        unwinds it (lesson 02 lowers a limit and drops a capability for a
+ *        test, and puts both back this way).
+ *
+ * The function runs in a destructor, so it must not throw: report a failure
+ * with warn_if_failed() instead.
+ */
+template <typename Undo>
+class OnScopeExit {
+  public:
+    /// Runs @p undo at the end of the scope.
+    explicit OnScopeExit(Undo undo) noexcept : undo_(std::move(undo)) {}
+    /// Runs the undo (which must not throw: it runs during unwinding too).
+    ~OnScopeExit() { undo_(); }
+    OnScopeExit(const OnScopeExit&) = delete;
+    OnScopeExit& operator=(const OnScopeExit&) = delete;
+
+  private:
+    Undo undo_;
+};
 
 /**
  * @brief Owns the array from ibv_get_device_list (lesson 01); freed by ibv_free_device_list.

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "lab/verbs.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <random>
 
 #include "lab/check.hpp"
@@ -25,6 +28,13 @@ MemoryRegion register_memory(ibv_pd* pd, std::span<std::byte> buffer, int access
                  : "");
     }
     return MemoryRegion(mr);
+}
+
+std::span<std::byte> page_aligned(std::vector<std::byte>& storage, std::size_t size) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    storage.resize(size + page);
+    const std::size_t offset = page - reinterpret_cast<std::uintptr_t>(storage.data()) % page;
+    return std::span(storage).subspan(offset % page, size);
 }
 
 CompletionQueue create_cq(ibv_context* context, int entries, ibv_comp_channel* channel) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "lab/resources.hpp"
 
@@ -30,6 +31,16 @@ ProtectionDomain alloc_pd(ibv_context* context);
  * A failure with ENOMEM names the memlock limit (ulimit -l), its usual cause.
  */
 MemoryRegion register_memory(ibv_pd* pd, std::span<std::byte> buffer, int access);
+
+/**
+ * @brief @p size bytes of @p storage that start on a page boundary (lesson 02).
+ *
+ * Resizes @p storage to @p size plus one page (sysconf(_SC_PAGESIZE): 4 KiB on
+ * x86-64; 4, 16 or 64 KiB on arm64) and returns the part that starts at its
+ * first page boundary. Lesson 02 needs one for a region at iova 0; lesson 06
+ * for a message of a page that lies in one page, as ibv_rc_pingpong's does.
+ */
+std::span<std::byte> page_aligned(std::vector<std::byte>& storage, std::size_t size);
 
 /// Step 6 (lesson 03): ibv_create_cq with @p entries entries, optionally tied to @p channel.
 CompletionQueue create_cq(ibv_context* context, int entries, ibv_comp_channel* channel = nullptr);

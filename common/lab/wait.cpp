@@ -39,7 +39,14 @@ int poll_until(pollfd* entries, nfds_t count, Clock::time_point until) {
 }  // namespace
 
 void PeerWatch::throw_if_gone(const pollfd& polled) const {
-    if (fd_ >= 0 && (polled.revents & (gone_events_ | POLLHUP | POLLERR)) != 0) {
+    if (fd_ < 0) {
+        return;
+    }
+    bool gone = (polled.revents & (gone_events_ | POLLHUP | POLLERR)) != 0;
+    if (gone && connection_ended_ != nullptr && (polled.revents & (POLLHUP | POLLERR)) == 0) {
+        gone = connection_ended_(*this);  // an event is waiting: is it the end?
+    }
+    if (gone) {
         throw Error(
             "the peer closed the connection (hint: did the other side exit or crash? its "
             "output says why)");

@@ -11,10 +11,11 @@
  *
  * - a Deadline: the wait's timeout (the --timeout of a two-process lesson);
  * - a PeerWatch: the peer's TCP socket, which the peer's kernel closes the
- *   moment the peer exits or crashes. Its QP vanishes at the same moment, but
- *   a device may report nothing about that for a long time: with rxe on
- *   Linux 6.1, a client streaming writes, reads or atomics to a killed server
- *   saw no error completion within 20 s.
+ *   moment the peer exits or crashes (or, with rdma_cm, the connection's
+ *   events). Its QP vanishes at the same moment, but the device reports that
+ *   only once its retries run out, if at all: a survivor that only waits for
+ *   a receive has nothing outstanding to fail (the device page,
+ *   docs/devices.md, row dead-peer).
  *
  * A busy loop (polling a CQ, watching memory, a measuring loop) asks
  * Deadline::still_waiting() every few thousand empty polls; a sleeping wait
@@ -29,6 +30,9 @@
 
 #include <chrono>
 
+struct rdma_cm_id;
+struct rdma_event_channel;
+
 namespace lab {
 
 /// How long a program waits for its peer at each step unless --timeout says otherwise.
@@ -40,11 +44,12 @@ inline constexpr std::chrono::milliseconds kDefaultTimeout{20'000};
  *
  * For a TCP connection (Connection::watch()) that is POLLRDHUP: the peer's
  * side is shut, even when bytes it sent before are still unread (a peer that
- * died at a barrier had already sent its byte). For an rdma_cm event channel
- * of an established connection (lesson 11) it is POLLIN: any event there is
- * a disconnection. POLLHUP and POLLERR always count.
+ * died at a barrier had already sent its byte). For an rdma_cm connection
+ * (lesson 11) it is an event on its channel that ends the connection (see
+ * PeerWatch(rdma_event_channel*, rdma_cm_id*)). POLLHUP and POLLERR always count.
  *
- * A watch holds the descriptor's number, nothing more: whatever owns the
+ * A watch holds the descriptor's number (for rdma_cm also the channel and the
+ * id), nothing more: whatever owns the
  * descriptor must outlive the waits that use the watch. A default-constructed
  * watch watches nothing, and only timeouts end its waits.
  */
@@ -59,6 +64,21 @@ class PeerWatch {
      * @param gone_events what poll(2) reports on @p fd once the peer is gone.
      */
     PeerWatch(int fd, short gone_events) noexcept : fd_(fd), gone_events_(gone_events) {}
+
+    /**
+     * @brief Watches the rdma_cm connection @p id, whose events arrive on @p channel
+     *        (lesson 11).
+     *
+     * The peer is gone when an event for @p id says the connection ended:
+     * DISCONNECTED, REJECTED, UNREACHABLE, CONNECT_ERROR or DEVICE_REMOVAL.
+     * While a wait lasts, the watch reads and acknowledges every event that
+     * arrives on the channel. An event for another id, or another event for
+     * @p id (ADDR_CHANGE, TIMEWAIT_EXIT), ends nothing and is dropped; a
+     * CONNECT_REQUEST that reaches a listening id on the same channel is
+     * refused with rdma_reject, since nobody would accept it. The channel and
+     * the id must outlive the waits that use the watch.
+     */
+    PeerWatch(rdma_event_channel* channel, rdma_cm_id* id) noexcept;
 
     /// True unless default-constructed.
     [[nodiscard]] bool watches() const noexcept { return fd_ >= 0; }
@@ -82,8 +102,15 @@ class PeerWatch {
     void sleep_until(std::chrono::steady_clock::time_point wake_up) const;
 
   private:
+    // For an rdma_cm watch (wait_cm.cpp, so that only a program that makes one
+    // needs librdmacm): reads one event of the channel; true if it ends the connection.
+    static bool cm_connection_ended(const PeerWatch& watch);
+
     int fd_ = -1;
     short gone_events_ = 0;
+    bool (*connection_ended_)(const PeerWatch&) = nullptr;  // set for an rdma_cm watch
+    rdma_event_channel* cm_channel_ = nullptr;
+    rdma_cm_id* cm_id_ = nullptr;
 };
 
 /**

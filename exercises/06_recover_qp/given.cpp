@@ -66,12 +66,20 @@ void post_writes(Resources& r, int count, std::uint32_t first_rkey) {
 }
 
 std::string write_greeting(Resources& r, std::string_view text) {
+    constexpr std::uint64_t kGreetingId = 100;  // the fault's writes have wr_id 1, 2, ...
     const std::size_t length = std::min(text.size(), kBufferSize - 1);
     std::memcpy(r.memory_a.data(), text.data(), length);
     lab::post_rdma(r.qp_a.get(), IBV_WR_RDMA_WRITE, std::span(r.memory_a).first(length),
                    r.mr_a->lkey, reinterpret_cast<std::uint64_t>(r.memory_b.data()), r.mr_b->rkey,
-                   IBV_SEND_SIGNALED, 100);
-    lab::wait_for_completion(r.cq_a.get(), "RDMA write A -> B", std::chrono::seconds(5));
+                   IBV_SEND_SIGNALED, kGreetingId);
+    // The next completion is the greeting's only if none was left from before.
+    const ibv_wc wc =
+        lab::wait_for_completion(r.cq_a.get(), "RDMA write A -> B", std::chrono::seconds(5));
+    if (wc.wr_id != kGreetingId) {
+        throw lab::Error("RDMA write A -> B: the completion of wr_id " + std::to_string(wc.wr_id) +
+                         " came instead of the greeting's (wr_id 100) (hint: one left from before "
+                         "the recovery: empty the CQ before the QP is used again)");
+    }
     return {reinterpret_cast<const char*>(r.memory_b.data()), length};
 }
 

@@ -152,9 +152,9 @@ int main(int argc, char** argv) {
         print_field("max_mw", device_attr.max_mw);
         print_field("atomic_cap", lab::atomic_cap_name(device_attr.atomic_cap));
 
-        // ibv_query_device_ex adds what newer kernels report: more capability
-        // bits (Linux 6.12's rxe sets FLUSH and ATOMIC_WRITE, bits 38-40, that
-        // 6.1's lacks) and on-demand paging (ODP: memory used without pinning).
+        // ibv_query_device_ex adds what newer kernels report: more capability bits
+        // (docs/devices.md#flush-atomic-write) and on-demand paging (ODP: memory used
+        // without pinning; docs/devices.md#odp).
         ibv_device_attr_ex device_attr_ex{};
         lab::check(ibv_query_device_ex(context.get(), nullptr, &device_attr_ex),
                    "ibv_query_device_ex");
@@ -164,8 +164,9 @@ int main(int argc, char** argv) {
         print_field("device_cap_flags_ex", std::string_view(flags_ex));
         const bool odp = (device_attr_ex.odp_caps.general_caps & IBV_ODP_SUPPORT) != 0;
         print_field("odp", odp ? "supported (general_caps has IBV_ODP_SUPPORT)" : "not reported");
-        // XRC (extended reliable connected: one receiving QP serves the senders of many
-        // processes) is a bit of device_cap_flags; without it ibv_open_xrcd fails (EOPNOTSUPP).
+        // XRC (extended reliable connected: one sending QP reaches the shared receive queues
+        // of many processes on a remote node) is a bit of device_cap_flags; without it
+        // ibv_open_xrcd fails (EOPNOTSUPP; docs/devices.md#xrc).
         const bool xrc = (device_attr.device_cap_flags & IBV_DEVICE_XRC) != 0;
         print_field("xrc",
                     xrc ? "supported (device_cap_flags has IBV_DEVICE_XRC)" : "not reported");
@@ -187,8 +188,8 @@ int main(int argc, char** argv) {
                                    std::to_string(port_attr.max_mtu) + ")");
         print_field("active_mtu", std::string(lab::mtu_name(port_attr.active_mtu)) + " (" +
                                       std::to_string(port_attr.active_mtu) + ")");
-        // The largest message one work request may carry (rxe: 8 MiB on Linux
-        // 6.1, 2 GiB on 6.12): read it, never assume it.
+        // The largest message one work request may carry: read it, never assume it
+        // (docs/devices.md#max-msg-sz).
         char msg_sz[24];
         std::snprintf(msg_sz, sizeof msg_sz, "0x%x", port_attr.max_msg_sz);
         print_field("max_msg_sz", std::string_view(msg_sz));

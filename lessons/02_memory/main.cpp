@@ -26,31 +26,18 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <memory>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "lab/check.hpp"
 #include "lab/device.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "lab/resources.hpp"
+#include "lab/verbs.hpp"
 
 namespace {
-
-// "Invalid argument (EINVAL)": the text a student sees and the name to look up.
-std::string errno_text(int error_number) {
-    std::string name = error_number == EINVAL       ? "EINVAL"
-                       : error_number == EBUSY      ? "EBUSY"
-                       : error_number == ENOMEM     ? "ENOMEM"
-                       : error_number == EPERM      ? "EPERM"
-                       : error_number == EOPNOTSUPP ? "EOPNOTSUPP"
-                                                    : std::to_string(error_number);
-    return std::string(std::strerror(error_number)) + " (" + name + ")";
-}
 
 std::string access_names(int access) {
     if (access == 0) {
@@ -91,28 +78,16 @@ bool has_ipc_lock() {
     return (data[0].effective & (1u << CAP_IPC_LOCK)) != 0;
 }
 
-void set_ipc_lock(bool enabled) {
+// Switches it on or off: 0, or -1 and errno. It throws nothing: a guard calls it.
+int set_ipc_lock(bool enabled) noexcept {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2]{};
-    lab::check(static_cast<int>(syscall(SYS_capget, &header, data)), "capget");
-    if (enabled) {
-        data[0].effective |= 1u << CAP_IPC_LOCK;
-    } else {
-        data[0].effective &= ~(1u << CAP_IPC_LOCK);
+    const auto bit = 1u << CAP_IPC_LOCK;
+    if (syscall(SYS_capget, &header, data) != 0) {
+        return -1;
     }
-    lab::check(static_cast<int>(syscall(SYS_capset, &header, data)), "capset");
-}
-
-// VmPin in /proc/self/status: how much memory this process has pinned. ibv_reg_mr
-// pins every page its range touches, once per MR, and the kernel counts it here.
-std::string pinned_memory() {
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);) {
-        if (line.starts_with("VmPin:")) {
-            return line.substr(line.find_first_not_of(" \t", 6));
-        }
-    }
-    return "not reported";
+    data[0].effective = enabled ? data[0].effective | bit : data[0].effective & ~bit;
+    return static_cast<int>(syscall(SYS_capset, &header, data));
 }
 
 // One attempt to register @p buffer, undone at once: returns 0 or the errno.
@@ -165,8 +140,9 @@ int main(int argc, char** argv) {
             print_mr(*regions.back(), access);
         }
         std::printf("\tthe same memory may be registered many times; each MR has its own keys\n");
+        // VmPin: the kernel counts every page each MR's range touches.
         std::printf("\tpinned by this process (VmPin): %s, whole pages for each MR\n",
-                    pinned_memory().c_str());
+                    lab::pinned_memory().c_str());
 
         // Refusal 1: a region a peer may write into (or run atomics on) must
         // also be writable by the local device; the kernel checks this.
@@ -178,7 +154,7 @@ int main(int argc, char** argv) {
                                  " alone was accepted, but the verbs specification forbids it");
             }
             std::printf("\tibv_reg_mr(%s without LOCAL_WRITE): %s\n", access_names(access).c_str(),
-                        errno_text(refused).c_str());
+                        lab::errno_text(refused).c_str());
         }
 
         // Refusal 2: a PD cannot go while objects in it (our four MRs) exist.
@@ -189,32 +165,40 @@ int main(int argc, char** argv) {
             throw lab::Error("ibv_dealloc_pd succeeded although the PD still had MRs");
         }
         std::printf("\tibv_dealloc_pd(PD with %zu MRs): %s\n", regions.size(),
-                    errno_text(busy).c_str());
+                    lab::errno_text(busy).c_str());
 
         // Refusal 3: pinned memory counts against RLIMIT_MEMLOCK ('ulimit -l').
-        // Lower our own soft limit to 64 KiB and try to register 1 MiB.
-        rlimit original{};
-        lab::check(getrlimit(RLIMIT_MEMLOCK, &original), "getrlimit(RLIMIT_MEMLOCK)");
-        rlimit lowered = original;
-        lowered.rlim_cur = std::min<rlim_t>(64 * 1024, original.rlim_max);
-        lab::check(setrlimit(RLIMIT_MEMLOCK, &lowered), "setrlimit(RLIMIT_MEMLOCK)");
-        std::printf("\tRLIMIT_MEMLOCK: %s; lowered to %s for this test\n",
-                    limit_text(original.rlim_cur).c_str(), limit_text(lowered.rlim_cur).c_str());
-        std::vector<std::byte> large(1024 * 1024);
-        const bool had_ipc_lock = has_ipc_lock();
-        int over_limit = try_register(pd.get(), large, IBV_ACCESS_LOCAL_WRITE);
-        std::printf("\tibv_reg_mr(1 MiB), CAP_IPC_LOCK %s: %s\n", had_ipc_lock ? "on" : "off",
-                    over_limit == 0 ? "succeeded" : errno_text(over_limit).c_str());
-        if (had_ipc_lock) {
-            // Root (or a container with --cap-add IPC_LOCK) is not limited.
-            // Switch the capability off and see what every other user sees.
-            set_ipc_lock(false);
+        // Lower our own soft limit to 64 KiB and try to register 1 MiB. The guards
+        // put the limit and the capability back at the block's end, on an exception too.
+        int over_limit = 0;
+        {
+            rlimit original{};
+            lab::check(getrlimit(RLIMIT_MEMLOCK, &original), "getrlimit(RLIMIT_MEMLOCK)");
+            rlimit lowered = original;
+            lowered.rlim_cur = std::min<rlim_t>(64 * 1024, original.rlim_max);
+            lab::check(setrlimit(RLIMIT_MEMLOCK, &lowered), "setrlimit(RLIMIT_MEMLOCK)");
+            const lab::OnScopeExit restore_limit([&original] {
+                lab::warn_if_failed(setrlimit(RLIMIT_MEMLOCK, &original), "setrlimit");
+            });
+            std::printf("\tRLIMIT_MEMLOCK: %s; lowered to %s for this test\n",
+                        limit_text(original.rlim_cur).c_str(),
+                        limit_text(lowered.rlim_cur).c_str());
+            std::vector<std::byte> large(1024 * 1024);
+            const bool had_ipc_lock = has_ipc_lock();
             over_limit = try_register(pd.get(), large, IBV_ACCESS_LOCAL_WRITE);
-            set_ipc_lock(true);
-            std::printf("\tibv_reg_mr(1 MiB), CAP_IPC_LOCK off: %s\n",
-                        over_limit == 0 ? "succeeded" : errno_text(over_limit).c_str());
+            std::printf("\tibv_reg_mr(1 MiB), CAP_IPC_LOCK %s: %s\n", had_ipc_lock ? "on" : "off",
+                        over_limit == 0 ? "succeeded" : lab::errno_text(over_limit).c_str());
+            if (had_ipc_lock) {
+                // Root (or a container with --cap-add IPC_LOCK) is not limited.
+                // Switch the capability off and see what every other user sees.
+                lab::check(set_ipc_lock(false), "capset");
+                const lab::OnScopeExit restore_capability(
+                    [] { lab::warn_if_failed(set_ipc_lock(true), "capset"); });
+                over_limit = try_register(pd.get(), large, IBV_ACCESS_LOCAL_WRITE);
+                std::printf("\tibv_reg_mr(1 MiB), CAP_IPC_LOCK off: %s\n",
+                            over_limit == 0 ? "succeeded" : lab::errno_text(over_limit).c_str());
+            }
         }
-        lab::check(setrlimit(RLIMIT_MEMLOCK, &original), "setrlimit(RLIMIT_MEMLOCK)");
         if (over_limit != ENOMEM) {
             throw lab::Error(
                 "registering above RLIMIT_MEMLOCK without CAP_IPC_LOCK did not fail "
@@ -225,9 +209,9 @@ int main(int argc, char** argv) {
             "/etc/security/limits.conf, 'docker run --ulimit memlock=-1'); "
             "CAP_IPC_LOCK bypasses it\n");
 
-        // Flags not every device offers, so the lesson prints the answer. ZERO_BASED:
-        // a peer would address the region from 0 (rxe on 6.1 accepts it, then ignores
-        // it). ON_DEMAND (ODP): pages are faulted in when touched (odp_caps say so).
+        // Flags not every device offers, so the lesson prints the answer. ZERO_BASED: a peer
+        // addresses the region from 0 (docs/devices.md#zero-based-mr). ON_DEMAND (ODP): pages
+        // are faulted in when touched, if odp_caps say so (docs/devices.md#odp).
         std::printf("Flags this device and kernel may not offer:\n");
         ibv_device_attr_ex attr_ex{};
         lab::check(ibv_query_device_ex(context.get(), nullptr, &attr_ex), "ibv_query_device_ex");
@@ -235,19 +219,16 @@ int main(int argc, char** argv) {
                                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND}) {
             const int answer = try_register(pd.get(), buffer, access);
             std::printf("\tibv_reg_mr(%s): %s\n", access_names(access).c_str(),
-                        answer == 0 ? "accepted" : errno_text(answer).c_str());
+                        answer == 0 ? "accepted" : lab::errno_text(answer).c_str());
         }
         std::printf("\todp_caps.general_caps: %s\n",
                     attr_ex.odp_caps.general_caps & IBV_ODP_SUPPORT ? "ODP_SUPPORT" : "no ODP");
         // The portable zero-based region: ibv_reg_mr_iova names the address a peer
         // uses; iova keeps the buffer's offset in its page, so 0 needs alignment.
-        const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-        std::vector<std::byte> backing(options.size + page);
-        void* aligned = backing.data();
-        std::size_t room = backing.size();
-        std::align(page, options.size, aligned, room);
+        std::vector<std::byte> backing;
+        const std::span<std::byte> aligned = lab::page_aligned(backing, options.size);
         lab::MemoryRegion zero_based(lab::check_ptr(
-            ibv_reg_mr_iova(pd.get(), aligned, options.size, /*iova=*/0,
+            ibv_reg_mr_iova(pd.get(), aligned.data(), aligned.size(), /*iova=*/0,
                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
             "ibv_reg_mr_iova", "iova and the buffer must sit at the same offset in a page"));
         std::printf("\tibv_reg_mr_iova(iova 0): rkey 0x%08x, remote addresses 0 to %zu\n",

@@ -16,6 +16,7 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -108,8 +109,8 @@ int main(int argc, char** argv) {
             found = ibv_poll_cq(cq.get(), 4, completions);
             ++polls;
         } while (found == 0 && (polls % 1024 != 0 || std::chrono::steady_clock::now() < deadline));
-        if (found < 0) {
-            lab::fail("ibv_poll_cq", -found, "the CQ overran or the device failed");
+        if (found < 0) {  // a negative value, not an errno (ibv_poll_cq(3))
+            lab::fail("ibv_poll_cq", EIO, "the CQ overran or the device failed");
         }
         std::printf("\tibv_poll_cq(empty CQ, up to 4): returned %d, %ld times in 200 ms\n", found,
                     polls);

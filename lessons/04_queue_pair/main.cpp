@@ -14,7 +14,6 @@
 
 #include <infiniband/verbs.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -29,18 +28,18 @@
 #include "lab/completion.hpp"
 #include "lab/device.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
 
 namespace {
 
-// What ibv_query_qp is asked for: the attributes the transitions below set.
 constexpr int kQueryMask = IBV_QP_STATE | IBV_QP_PORT | IBV_QP_AV | IBV_QP_PATH_MTU |
                            IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
                            IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY;
 
-// Print what a transition set (its attr_mask bits, when @p mask is given),
-// then ibv_query_qp: the state the QP is really in, and what that state added.
+// Print what a transition set (its attr_mask bits, when @p mask is given), then ibv_query_qp
+// (asked for kQueryMask: what the transitions set): the state the QP is in, what it added.
 void query_and_print(ibv_qp* qp, const char* label, const char* mask = nullptr) {
     if (mask != nullptr) {
         std::printf("\t%-14s mask %s\n", label, mask);
@@ -92,22 +91,14 @@ int main(int argc, char** argv) {
     return lab::run_main([&] {
         // Steps 1-3 (lesson 01): device, port (its active MTU, largest message), GID.
         const lab::Port port = lab::open_port(options);
-        if (options.size > port.attr.max_msg_sz) {
-            throw lab::Error("message size " + std::to_string(options.size) +
-                             " is above the port's max_msg_sz " +
-                             std::to_string(port.attr.max_msg_sz) + " (hint: a smaller -s)");
-        }
+        lab::check_message_size(port, options.size);
         std::printf("Steps 1-3: opened %s, port %u, active MTU %s, GID index %d (%s)\n",
                     ibv_get_device_name(port.context->device), unsigned(port.number),
                     std::string(lab::mtu_name(port.attr.active_mtu)).c_str(), port.gid.index,
                     lab::gid_to_string(port.gid.gid).c_str());
 
-        // Steps 4-6 (lessons 02, 03): PD, two registered buffers, one CQ for both queues,
-        // with an entry for every work request the QP below may hold: 16 sends and 16
-        // receives can all be complete and unpolled at once (lesson 03: an overrun CQ
-        // breaks the QP).
-        constexpr std::uint32_t kSendWr = 16;
-        constexpr std::uint32_t kReceiveWr = 16;
+        // Steps 4-6 (lessons 02, 03): PD, two MRs, one CQ with room for all the QP's requests.
+        constexpr std::uint32_t kSendWr = 16, kReceiveWr = 16;
         lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         std::vector<std::byte> send_buffer(options.size);
         std::vector<std::byte> receive_buffer(options.size);
@@ -118,8 +109,7 @@ int main(int argc, char** argv) {
         std::printf("Steps 4-6: PD, send MR lkey 0x%x, receive MR lkey 0x%x, CQ of %d\n",
                     send_mr->lkey, receive_mr->lkey, cq->cqe);
 
-        // Step 7: create the QP. Ask for queue sizes; the device writes what
-        // it granted back into init.cap (never less than asked, often more).
+        // Step 7: create the QP. init.cap comes back with the sizes granted, at least those asked.
         ibv_qp_init_attr init{};
         init.send_cq = cq.get();
         init.recv_cq = cq.get();
@@ -142,8 +132,7 @@ int main(int argc, char** argv) {
             std::printf("\t%-16s %9u %8u\n", name, requested, granted);
         }
 
-        // Step 8: RESET -> INIT -> RTR -> RTS. Each ibv_modify_qp names the
-        // attributes it sets in attr_mask; each transition has required bits.
+        // Step 8: RESET -> INIT -> RTR -> RTS; attr_mask names what each one sets.
         std::printf("Step 8: the state walk, connected to itself (peer = QP 0x%x at %s)\n",
                     qp->qp_num, lab::gid_to_string(port.gid.gid).c_str());
         query_and_print(qp.get(), "created:");
@@ -169,8 +158,7 @@ int main(int argc, char** argv) {
         // A QP cannot skip a state: RESET -> RTR is refused, even with all RTR needs.
         expect_refused(qp.get(), rtr, kRtrMask, "RESET->RTR     ibv_modify_qp");
 
-        // RESET -> INIT: which port, which P_Key (partition key, by its index in
-        // the port's table), what a peer may do to our memory.
+        // RESET -> INIT: the port, the P_Key (partition key) index, what a peer may do to us.
         ibv_qp_attr to_init{};
         to_init.qp_state = IBV_QPS_INIT;
         to_init.pkey_index = 0;
@@ -196,8 +184,7 @@ int main(int argc, char** argv) {
         to_rts.qp_state = IBV_QPS_RTS;
         to_rts.sq_psn = psn;
         to_rts.timeout = 14;   // an exponent: 4.096 us * 2^14 = 67 ms per try; 0 = wait forever
-        to_rts.retry_cnt = 6;  // resend an unacknowledged packet up to 6 times, then fail:
-                               // 7 is 7 in the standard, but "for ever" on rxe
+        to_rts.retry_cnt = 6;  // resend an unacknowledged packet up to 6 times, then fail
         to_rts.rnr_retry = std::uint8_t(rnr_retry);  // after an RNR NAK (no receive): 7 = forever
         to_rts.max_rd_atomic = 1;
         lab::check(ibv_modify_qp(qp.get(), &to_rts,
@@ -209,10 +196,8 @@ int main(int argc, char** argv) {
 
         // Step 9: the first message. Post the receive first: the message must find a buffer.
         char text[64];
-        const int length =
-            std::snprintf(text, sizeof text, "Hello from QP 0x%x to itself", qp->qp_num);
-        std::ranges::fill(send_buffer, std::byte('.'));
-        std::memcpy(send_buffer.data(), text, std::min(std::size_t(length), send_buffer.size()));
+        std::snprintf(text, sizeof text, "Hello from QP 0x%x to itself", qp->qp_num);
+        lab::fill_message(send_buffer, text);  // the text, then '.' to the end
 
         // wr_id is ours to choose: the completion hands it back (2: receive, 1: send).
         ibv_sge receive_sge{.addr = reinterpret_cast<std::uintptr_t>(receive_buffer.data()),
@@ -240,10 +225,8 @@ int main(int argc, char** argv) {
             send_first ? "--send-first: no receive yet" : "ibv_post_recv (wr_id 2)",
             send_buffer.size());
         if (send_first) {
-            // No receive waits for the message: the receiving side answers with an RNR
-            // NAK (receiver not ready), and the sender waits min_rnr_timer and tries
-            // again, rnr_retry times (7: for ever). 200 ms later, post the receive
-            // (well inside rxe's retry_cnt budget: see the README).
+            // No receive waits: an RNR NAK (receiver not ready) answers, and the sender retries
+            // after min_rnr_timer, rnr_retry times (docs/devices.md#rnr-and-ack-timer).
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
             lab::check(ibv_post_recv(qp.get(), &receive, &bad_receive), "ibv_post_recv");
             std::printf("\t200 ms later: ibv_post_recv (wr_id 2); rnr_retry is %d\n", rnr_retry);
@@ -257,18 +240,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(wc.wr_id), ibv_wc_status_str(wc.status),
                 wc.opcode == IBV_WC_RECV ? "IBV_WC_RECV" : "IBV_WC_SEND", wc.byte_len, wc.qp_num);
         }
-        const std::size_t shown = std::min(receive_buffer.size(), std::size_t{64});
-        std::printf("\treceived: \"%.*s\"%s\n", int(shown),
-                    reinterpret_cast<const char*>(receive_buffer.data()),
-                    shown < receive_buffer.size() ? " ..." : "");
-        if (send_buffer != receive_buffer) {
-            throw lab::Error("the received bytes differ from the sent ones");
-        }
-        std::printf("\tall %zu received bytes equal the sent ones\n", receive_buffer.size());
+        lab::check_received(send_buffer, receive_buffer);  // prints its start, compares all
 
-        // Step 10: clean up. The QP goes first (it uses the CQ and the PD); destroying
-        // it discards any request still queued, without a completion. The MRs, CQ,
-        // PD and device follow as their owners go out of scope.
+        // Step 10: clean up: the QP first (it uses the CQ and PD), then the rest in reverse order.
         lab::check(ibv_destroy_qp(qp.release()), "ibv_destroy_qp");
         std::printf("Step 10: ibv_destroy_qp; then the MRs, the CQ, the PD, the device\n");
         return 0;

@@ -18,7 +18,6 @@
 // 8 INIT/RTR/RTS, 9 post and poll, 10 clean up. This lesson teaches 9 and 10.
 
 #include <infiniband/verbs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -36,6 +35,7 @@
 #include "lab/device.hpp"
 #include "lab/exchange.hpp"
 #include "lab/options.hpp"
+#include "lab/report.hpp"
 #include "lab/resources.hpp"
 #include "lab/verbs.hpp"
 
@@ -89,13 +89,14 @@ int main(int argc, char** argv) {
 
         // Steps 4-7 (lessons 02-04). One buffer serves every send and receive (LOCAL_WRITE
         // lets a receive write into it); one CQ takes both kinds of completion.
+        // That is safe only here, as in ibv_rc_pingpong: the sides strictly alternate, so
+        // one message at a time is in flight, and nobody reads the ping-pong's payload.
+        // Real code gives each posted receive its own buffer and sends from another:
+        // a buffer with a receive posted may be written at any moment (lesson 11).
         lab::ProtectionDomain pd = lab::alloc_pd(port.context.get());
         // Page-aligned, as ibv_rc_pingpong's: a message of a page then lies in one page.
-        // The system says how big a page is (4 KiB on x86-64, 4, 16 or 64 KiB on arm64).
-        const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-        std::vector<std::byte> storage(options.size + page);
-        const std::size_t offset = page - reinterpret_cast<std::uintptr_t>(storage.data()) % page;
-        const std::span<std::byte> buffer = std::span(storage).subspan(offset % page, options.size);
+        std::vector<std::byte> storage;
+        const std::span<std::byte> buffer = lab::page_aligned(storage, options.size);
         lab::MemoryRegion mr = lab::register_memory(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE);
         // An entry for each of the QP's 16 send and kReceiveDepth receive slots (lesson 03).
         lab::CompletionQueue cq = lab::create_cq(port.context.get(), kReceiveDepth + 16);
@@ -233,13 +234,7 @@ int main(int argc, char** argv) {
                 receive_awaited = true;
             }
         }
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        const double usec = seconds * 1e6;
-        const auto bytes = static_cast<unsigned long long>(options.size) * options.iters * 2;
-        std::printf("%llu bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, seconds,
-                    double(bytes) * 8.0 / usec);
-        std::printf("%zu iters in %.2f seconds = %.2f usec/iter\n", options.iters, seconds,
-                    usec / double(options.iters));
+        lab::print_pingpong(options.size, options.iters, Clock::now() - start);
 
         // Both sides are done before either destroys its QP: the peer may
         // still be waiting for the acknowledgement of its last send.

@@ -39,7 +39,10 @@ namespace {
 constexpr std::uint32_t kWindow = 32;  // sends in flight at most
 
 // Message @p number: its number in the first 4 bytes, then a pattern that
-// differs from message to message, so a mixed-up message shows.
+// differs from message to message, so a mixed-up message shows. The number
+// goes in host byte order: both sides are the same kind of machine here
+// (x86-64 and arm64 are little-endian). Portable code fixes an order on the
+// wire (htonl/ntohl, as lab::encode_info does), since RDMA moves bytes as they are.
 void fill(std::span<std::byte> message, std::uint32_t number) {
     std::memcpy(message.data(), &number, sizeof number);
     for (std::size_t i = sizeof number; i < message.size(); ++i) {

@@ -124,9 +124,9 @@ int run_server(const lab::Options& options, const lab::CmOptions& settings) {
     lab::wait_for_event(channel.get(), deadline, RDMA_CM_EVENT_ESTABLISHED);
     lab::print_connection(id.get());
 
-    // Step 9: wait for the client's message, watching the CM channel: any event there now means
-    // the client disconnected or died (DISCONNECTED).
-    const lab::PeerWatch client_gone(channel->fd, POLLIN);
+    // Step 9: wait for the client's message, watching the CM channel for an event that ends this
+    // connection (DISCONNECTED: the client left or died; another client's request is not one).
+    const lab::PeerWatch client_gone(channel.get(), id.get());
     const ibv_wc wc = lab::wait_for_completion(cq.get(), "receive of the client's message",
                                                options.timeout, client_gone);
     std::printf("Step 9: received %u bytes: \"%s\"\n", wc.byte_len,
@@ -207,8 +207,8 @@ int run_client(const lab::Options& options, const lab::CmOptions& settings) {
         options.server + " port " + std::to_string(options.tcp_port), options.timeout);
     rdma_cm_id* id = connection.id.get();
     lab::print_connection(id);
-    // From now on any CM event means the server went: every wait watches the channel.
-    const lab::PeerWatch server_gone(connection.channel->fd, POLLIN);
+    // From now on every wait watches the channel for an event that ends this connection.
+    const lab::PeerWatch server_gone(connection.channel.get(), connection.id.get());
     lab::hold_connection(server_gone, settings.hold_seconds);  // --hold: time to kill a side
     const lab::RegionInfo& region = connection.server_region;
     std::printf("Step 8: the server's private data: address 0x%llx, rkey 0x%x, length %u\n",

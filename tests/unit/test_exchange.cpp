@@ -101,6 +101,15 @@ TEST_CASE("decode_info reverses encode_info", "[exchange]") {
     CHECK(same(lab::decode_info(lab::encode_info(info)), info));
 }
 
+TEST_CASE("a region length the 32-bit field cannot carry is refused, not cut", "[exchange]") {
+    CHECK(lab::wire_length(0) == 0);
+    CHECK(lab::wire_length(0xffffffffu) == 0xffffffffu);
+    const std::size_t four_gib = std::size_t{1} << 32;
+    CHECK(contains(error_of([&] { (void)lab::wire_length(four_gib); }),
+                   "a memory region of 4294967296 bytes cannot be offered to the peer"));
+    CHECK(contains(error_of([&] { (void)lab::wire_length(four_gib + 4096); }), "32-bit length"));
+}
+
 TEST_CASE("decode_info refuses malformed messages, naming what is wrong", "[exchange]") {
     const auto good = lab::encode_info(sample_info());
 
