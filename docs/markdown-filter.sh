@@ -31,6 +31,11 @@
 #    limit of Doxygen 1.9.8); a page without a name is found by its path;
 #  - a Chinese deck, e.g. (../../slides/zh-CN/01_devices.md), becomes
 #    ../../slides/zh-CN/01_devices.html, which ./lab slides writes;
+#  - in a Chinese page, an anchor <a id="NAME"></a> (the English page's anchor,
+#    kept above a translated heading so that links into the page work on a
+#    forge) becomes <a id="PAGE-NAME"></a>, and a link within the page,
+#    (#NAME), (#PAGE-NAME): Doxygen keeps one list of anchors for the whole
+#    site, and the English page (or another twin) has NAME too;
 #  - in a Chinese page, **bold** outside code becomes <b>bold</b>: Doxygen
 #    takes ** for emphasis only next to a space or ASCII punctuation, and
 #    Chinese has neither around a bold word (及其**类型**（…）).
@@ -135,6 +140,40 @@ chinese_emphasis() {
         }'
 }
 
+# In an English page, a heading that a link within the page names by its
+# GitHub anchor, [...](#deeper-byte-order), gets that anchor as its label
+# ({#deeper-byte-order}) unless an <a id> gives it already: Doxygen takes the
+# link for a reference, and does not name headings the way a forge does.
+heading_labels() {
+    if [ -n "$chinese" ]; then
+        cat
+        return
+    fi
+    local wanted
+    wanted=$({ grep -oE '\]\(#[^)]+\)' "$file" || true; } | sed -E 's/^\]\(#//; s/\)$//' | sort -u | tr '\n' ' ')
+    awk -v wanted=" $wanted " '
+        /^[ \t]*(```|~~~)/ { fence = !fence }
+        !fence && /<a id="[^"]*"><\/a>/ {
+            id = $0; sub(/.*<a id="/, "", id); sub(/".*/, "", id); given[id] = 1
+        }
+        { lines[NR] = $0 }
+        END {
+            fence = 0
+            for (i = 1; i <= NR; ++i) {
+                line = lines[i]
+                if (line ~ /^[ \t]*(```|~~~)/) fence = !fence
+                if (!fence && line ~ /^#+ / && line !~ /\{#[^}]*\}[ \t]*$/) {
+                    slug = tolower(line)
+                    sub(/^#+ /, "", slug)
+                    gsub(/[^a-z0-9 _-]/, "", slug)
+                    gsub(/ /, "-", slug)
+                    if (index(wanted, " " slug " ") && !(slug in given)) line = line " {#" slug "}"
+                }
+                print line
+            }
+        }'
+}
+
 deck_list() {
     local deck name title line
     for deck in "$repo"/slides/[0-9]*.md "$repo"/slides/ex[0-9]*.md; do
@@ -153,6 +192,7 @@ deck_list() {
 {
     # The page name: the first heading gets {#NAME} unless it has one.
     awk -v label="$added_label" 'label != "" && done == 0 && /^# / { $0 = $0 " {#" label "}"; done = 1 } { print }' "$file" |
+        heading_labels |
         if [ "$(basename "$file")" = slides.md ] && [ "$(basename "$(dirname "$file")")" = docs ]; then
             while IFS= read -r line; do
                 if [ "$line" = '<!-- the decks -->' ]; then deck_list; else printf '%s\n' "$line"; fi
@@ -176,4 +216,9 @@ deck_list() {
             echo "- @ref $header \"lab/$header\""
         done
     fi
-} | rewrite | if [ -n "$chinese" ]; then chinese_emphasis; else cat; fi
+} | rewrite | if [ -n "$chinese" ]; then
+    sed -E -e "s#<a id=\"([^\"]+)\"></a>#<a id=\"${label:-zh_cn}-\\1\"></a>#g" \
+        -e "s#\\]\\(\\#([^)]+)\\)#](\\#${label:-zh_cn}-\\1)#g" | chinese_emphasis
+else
+    cat
+fi
