@@ -14,6 +14,13 @@ lab_add_test(test_slide_code docs/test_slide_code.cpp
 lab_add_test(test_docs_pages docs/test_docs_pages.cpp
   LABELS docs unit TIMEOUT 30)
 
+# Every term is defined where it is first used: the first lesson README to
+# use a glossary term the test watches (the headers on the wire, RETH, ImmDt,
+# ..., and abbreviations such as PSN or RNR) defines it there or links its
+# row in docs/glossary.md. Proved first on made-up READMEs.
+lab_add_test(test_terms docs/test_terms.cpp
+  LABELS docs unit TIMEOUT 30)
+
 # Every public declaration in common/ has a Doxygen comment (warnings are
 # errors); skipped where doxygen is not installed. It needs no device: label
 # host runs it at native speed on the build host (in the release's userland
