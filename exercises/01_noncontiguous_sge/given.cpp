@@ -206,8 +206,9 @@ Loopback::Loopback(const LoopbackOptions& options) : context_(lab::open_device(o
     lab::move_to_rts(qp_b_.get(), address_b.psn);
 
     const QueueLimits limits{sizes.send_wr, sizes.recv_wr, sizes.send_sge, sizes.recv_sge};
-    a_ = Endpoint{qp_a_.get(), cq_a_.get(), limits};
-    b_ = Endpoint{qp_b_.get(), cq_b_.get(), limits};
+    const auto read_sge = static_cast<std::uint32_t>(device_attr_.max_sge_rd);
+    a_ = Endpoint{qp_a_.get(), cq_a_.get(), limits, read_sge};
+    b_ = Endpoint{qp_b_.get(), cq_b_.get(), limits, read_sge};
 }
 
 lab::MemoryRegion Loopback::register_buffer(std::span<std::byte> bytes) {

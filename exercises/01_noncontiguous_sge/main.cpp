@@ -8,11 +8,9 @@
 // the zero-copy version (several SGEs per work request) next to the
 // pack-and-copy baseline (CPU memcpy into one contiguous buffer, one SGE).
 //
-// Run (inside the micro-VM or on a host with an RDMA device), after ./lab build:
-//   cd build/default/exercises/01_noncontiguous_sge
-//   ../../../../vm/on-target.sh ./ex01_noncontiguous_sge --block-size 64 --block-num 100
-//   --stride 128
-//   ../../../../vm/on-target.sh ./ex01_noncontiguous_sge --csv sweep.csv
+// Run it (./lab run builds it and runs it in the lab machine):
+//   ./lab run ex01 --block-size 64 --block-num 100 --stride 128
+//   ./lab run ex01 --csv sweep.csv
 //
 // Both QPs live in this process (sge::Loopback): the data still goes through
 // the device, and on rxe through the kernel's RoCE v2 stack.

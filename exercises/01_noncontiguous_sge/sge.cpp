@@ -79,6 +79,8 @@ void scatter_read(const Endpoint& local, const Layout& layout, const LocalBuffer
     // TODO: as gather_write, with IBV_WR_RDMA_READ: the SGEs now say where the
     // bytes read from the packed remote buffer land. Validate against
     // destination.bytes.size() and source.length first ("scatter_read").
+    // A READ has a limit of its own: split at min(local.limits.max_send_sge,
+    // local.max_sge_rd) SGEs (equal on rxe; 1 on some iWARP devices).
     todo("scatter_read", local, layout, destination, source);
 }
 

@@ -92,6 +92,8 @@ struct Endpoint {
     ibv_qp* qp = nullptr;  ///< connected, in RTS
     ibv_cq* cq = nullptr;  ///< send_cq and recv_cq of qp
     QueueLimits limits;    ///< what qp was created with
+    /// The device's ibv_device_attr::max_sge_rd: the SGEs one RDMA READ may carry.
+    std::uint32_t max_sge_rd = 0;
 };
 
 /**
@@ -206,6 +208,10 @@ void gather_write(const Endpoint& local, const Layout& layout, const LocalBuffer
 
 /**
  * @brief Zero-copy scatter-READ: the packed bytes at @p source into the blocks of @p destination.
+ *
+ * RDMA reads whose SGEs point at the blocks; at most min(max_send_sge,
+ * max_sge_rd) SGEs per work request (a READ has its own limit, max_sge_rd,
+ * which is 1 on some devices), each request reading where the previous one stopped.
  */
 void scatter_read(const Endpoint& local, const Layout& layout, const LocalBuffer& destination,
                   const RemoteBuffer& source);

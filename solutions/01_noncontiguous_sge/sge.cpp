@@ -31,10 +31,15 @@ std::span<ibv_sge> request_sges(std::vector<ibv_sge>& sges, std::size_t request,
 
 // One-sided requests (RDMA WRITE or READ) over the blocks of @p local_buffer;
 // the remote side is packed, so request i starts where request i - 1 ended.
+// A READ takes at most max_sge_rd SGEs, which may be fewer than max_send_sge.
 void post_one_sided(const Endpoint& local, const Layout& layout, const LocalBuffer& local_buffer,
                     const RemoteBuffer& remote, ibv_wr_opcode opcode, std::string_view what) {
     std::vector<ibv_sge> sges = block_sges(layout, local_buffer);
-    const std::size_t per_request = std::max<std::uint32_t>(1, local.limits.max_send_sge);
+    std::uint32_t limit = local.limits.max_send_sge;
+    if (opcode == IBV_WR_RDMA_READ) {
+        limit = std::min(limit, local.max_sge_rd);
+    }
+    const std::size_t per_request = std::max<std::uint32_t>(1, limit);
     std::vector<ibv_send_wr> wrs(requests_needed(sges.size(), per_request));
     std::uint64_t remote_addr = remote.addr;
     for (std::size_t i = 0; i < wrs.size(); ++i) {

@@ -154,6 +154,8 @@ class Session {
         const Message reply = program_.receive("endpoint");
         program_qp_ = static_cast<std::uint32_t>(reply.number(1));
         max_sge_ = reply.number(2);
+        // An RDMA READ takes at most the device's max_sge_rd (equal to max_sge on rxe).
+        max_read_sge_ = std::min<std::size_t>(max_sge_, reply.number(4));
     }
     void loopback(const QueueOptions& options) {
         program_.send(Message{"loopback"}.add(options.sge_count).add(options.depth));
@@ -161,6 +163,7 @@ class Session {
         qp_a_ = static_cast<std::uint32_t>(reply.number(1));
         qp_b_ = static_cast<std::uint32_t>(reply.number(2));
         max_sge_ = std::min(reply.number(3), reply.number(4));
+        max_read_sge_ = max_sge_;
     }
     // Run @p op; "done" with the program's buffer addresses, or "refused".
     Message run(const std::string& op, const Layout& layout, std::uint64_t seed,
@@ -202,6 +205,10 @@ class Session {
     [[nodiscard]] std::uint32_t qp_a() const { return qp_a_; }
     [[nodiscard]] std::uint32_t qp_b() const { return qp_b_; }
     [[nodiscard]] std::size_t max_sge() const { return max_sge_; }
+    /// The SGEs one request may carry: max_sge, or for an RDMA READ at most max_sge_rd.
+    [[nodiscard]] std::size_t max_sge(bool reading) const {
+        return reading ? max_read_sge_ : max_sge_;
+    }
     [[nodiscard]] std::size_t mtu() const {
         return std::stoul(std::string(lab::mtu_name(peer_.port_attr().active_mtu)));
     }
@@ -212,6 +219,7 @@ class Session {
     lab::QueuePair qp_;
     std::uint32_t program_qp_ = 0, qp_a_ = 0, qp_b_ = 0;
     std::size_t max_sge_ = 0;
+    std::size_t max_read_sge_ = 0;
 };
 
 std::vector<PostedRequest> on_queue(const std::vector<PostedRequest>& requests, std::uint32_t qp,
@@ -277,7 +285,8 @@ void one_sided(const std::string& op, bool reading, bool zero_copy) {
         session.endpoint(queue);
         std::uint64_t seed = 0;
         for (const Layout& layout : kLayouts) {
-            INFO(op << " of " << layout.text() << ", max_send_sge " << session.max_sge());
+            INFO(op << " of " << layout.text() << ", SGEs per request "
+                    << session.max_sge(reading));
             ++seed;
             const Target target(session.peer(), layout.payload(),
                                 reading ? std::optional<Layout>(layout) : std::nullopt, seed);
@@ -290,13 +299,14 @@ void one_sided(const std::string& op, bool reading, bool zero_copy) {
                             [&](const auto& r) { return r.opcode == opcode; });
             if (zero_copy) {
                 const std::string problem =
-                    zero_copy_problem(requests, layout, done.number(1), session.max_sge());
+                    zero_copy_problem(requests, layout, done.number(1), session.max_sge(reading));
                 expect(problem.empty() && right_opcode,
-                       {zero_copy_expected(layout, session.max_sge()) + " of " +
+                       {zero_copy_expected(layout, session.max_sge(reading)) + " of " +
                             (reading ? "IBV_WR_RDMA_READ" : "IBV_WR_RDMA_WRITE"),
                         problem.empty() ? "another opcode" : problem,
                         "block_sges gives the SGEs; request i takes the next max_send_sge of them "
-                        "and starts at the remote address where request i - 1 stopped"});
+                        "(a READ: min(max_send_sge, max_sge_rd)) and starts at the remote "
+                        "address where request i - 1 stopped"});
             } else {
                 const std::uint64_t staging = done.number(2);
                 expect(requests.size() == 1 && right_opcode && requests[0].sges.size() == 1 &&

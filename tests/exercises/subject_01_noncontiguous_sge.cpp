@@ -57,8 +57,10 @@ struct CheckEndpoint {
         const lab::GidChoice gid = lab::choose_gid(context.get(), 1, std::nullopt);
         lab::grade::connect_to_check(link, qp.get(), {1, gid.index, port.active_mtu}, gid.gid,
                                      kAccess);
-        endpoint = {
-            qp.get(), cq.get(), {sizes.send_wr, sizes.recv_wr, sizes.send_sge, sizes.recv_sge}};
+        endpoint = {qp.get(),
+                    cq.get(),
+                    {sizes.send_wr, sizes.recv_wr, sizes.send_sge, sizes.recv_sge},
+                    static_cast<std::uint32_t>(device.max_sge_rd)};
     }
     lab::MemoryRegion register_buffer(std::span<std::byte> bytes) const {
         return lab::register_memory(pd.get(), bytes, kAccess);
@@ -162,7 +164,8 @@ void session(Link& link) {
             link.send(Message{"endpoint"}
                           .add(remote->qp->qp_num)
                           .add(remote->endpoint.limits.max_send_sge)
-                          .add(remote->endpoint.limits.max_send_wr));
+                          .add(remote->endpoint.limits.max_send_wr)
+                          .add(remote->endpoint.max_sge_rd));
         } else if (order.name() == "loopback") {
             memories.clear();
             pair.reset();
