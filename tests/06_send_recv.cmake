@@ -2,5 +2,3 @@
 # Lesson 06: send/receive between two processes, the ping-pong, the RNR demo.
 lab_add_test(test_06_send_recv lessons/test_06_send_recv.cpp
   LABELS lesson rxe two-process TIMEOUT 240 DEPENDS 06_send_recv)
-lab_add_test(test_06_send_recv_bad_input lessons/test_06_send_recv_bad_input.cpp
-  LABELS lesson rxe two-process bad-input TIMEOUT 120 DEPENDS 06_send_recv)

@@ -2,8 +2,6 @@
 # Lesson 07: RDMA write, with server and client started for real on rxe.
 lab_add_test(test_07_rdma_write lessons/test_07_rdma_write.cpp
   LABELS lesson rxe two-process TIMEOUT 180 DEPENDS 07_rdma_write)
-lab_add_test(test_07_rdma_write_bad_input lessons/test_07_rdma_write_bad_input.cpp
-  LABELS lesson rxe two-process bad-input TIMEOUT 180 DEPENDS 07_rdma_write)
 lab_add_test(test_report unit/test_report.cpp
   LABELS unit TIMEOUT 30)
 # bench_07_rdma_write: lesson 07's measuring modes (bench/07_rdma_write.cpp).

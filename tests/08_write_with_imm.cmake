@@ -2,5 +2,3 @@
 # Lesson 08: RDMA write with immediate, with server and client started for real on rxe.
 lab_add_test(test_08_write_with_imm lessons/test_08_write_with_imm.cpp
   LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 08_write_with_imm)
-lab_add_test(test_08_write_with_imm_bad_input lessons/test_08_write_with_imm_bad_input.cpp
-  LABELS lesson rxe two-process bad-input TIMEOUT 180 DEPENDS 08_write_with_imm)

@@ -2,8 +2,6 @@
 # Lesson 10: completion events against busy polling, two processes on rxe.
 lab_add_test(test_10_events lessons/test_10_events.cpp
   LABELS lesson rxe two-process TIMEOUT 300 DEPENDS 10_events)
-lab_add_test(test_10_events_bad_input lessons/test_10_events_bad_input.cpp
-  LABELS lesson rxe two-process bad-input TIMEOUT 240 DEPENDS 10_events)
 # The variant on the device's asynchronous events (one process; sets the netdev down and up).
 lab_add_test(test_10_async_events lessons/test_10_async_events.cpp
   LABELS lesson rxe TIMEOUT 180 DEPENDS 10_async_events)

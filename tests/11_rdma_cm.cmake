@@ -2,8 +2,6 @@
 # Lesson 11: the hello world connected by rdma_cm, two processes on rxe.
 lab_add_test(test_11_rdma_cm lessons/test_11_rdma_cm.cpp
   LABELS lesson rxe two-process TIMEOUT 120 DEPENDS 11_rdma_cm 01_devices)
-lab_add_test(test_11_rdma_cm_bad_input lessons/test_11_rdma_cm_bad_input.cpp
-  LABELS lesson rxe two-process bad-input TIMEOUT 120 DEPENDS 11_rdma_cm)
 # The README's first check that RDMA works: rdma-core's rping, udaddy,
 # rdma_server/rdma_client and perftest's ib_send_bw, run on the rxe device.
 lab_add_test(test_11_rdma_cm_tools lessons/test_11_rdma_cm_tools.cpp

@@ -21,16 +21,28 @@ inline std::vector<std::string> with(std::vector<std::string> argv,
     return argv;
 }
 
+/// @p argv as one line, the way a failure message names a command.
+std::string command_line(const std::vector<std::string>& argv);
+
 /// The course's rule for bad input: no hang, a non-zero exit, and exactly one
 /// line on stderr, "error: ...", that contains @p expected.
 inline void check_one_error_line(const Result& result, const std::string& expected) {
-    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    INFO("expected: a non-zero exit and one line on stderr, \"error: ...\", that contains \""
+         << expected << "\"\nstdout: " << result.out << "\nstderr: " << result.err);
     CHECK_FALSE(result.timed_out);
     CHECK(result.exit_code != 0);
     CHECK(result.err.rfind("error: ", 0) == 0);
     CHECK(lines(result.err).size() == 1);
     CHECK(result.err.find(expected) != std::string::npos);
 }
+
+/// Run @p argv and check_one_error_line on what it left; a failure names the command.
+Result check_rejected(const std::vector<std::string>& argv, const std::string& expected,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+/// REQUIRE that @p process prints @p text within @p timeout; a failure names
+/// the command and shows what it printed.
+void require_output(Process& process, const std::string& text, std::chrono::milliseconds timeout);
 
 /// One bad command line and the text its error line must contain.
 struct BadArguments {
@@ -50,10 +62,12 @@ void check_unknown_device(const std::vector<std::string>& base);
 /// `-g 100000` names the GID index out of range.
 void check_gid_out_of_range(const std::vector<std::string>& base);
 
-/// A client with no server at 127.0.0.1 gives up with @p expected, in under 15 s;
-/// returns how long it took, for lessons that check a lower bound too.
-std::chrono::steady_clock::duration check_server_not_running(const std::vector<std::string>& base,
-                                                             const std::string& expected);
+/// A client with no server at @p address gives up with @p expected (and prints
+/// @p expected_stdout, unless empty), in under 15 s; returns how long it took,
+/// for lessons that check a lower bound too.
+std::chrono::steady_clock::duration check_server_not_running(
+    const std::vector<std::string>& base, const std::string& expected,
+    const std::string& address = "127.0.0.1", const std::string& expected_stdout = "");
 
 /// A second server on @p port, while a first one (started with --timeout 30 and
 /// seen to print @p ready_text) holds it, fails with @p expected.
@@ -76,14 +90,33 @@ inline constexpr std::chrono::seconds kNoticeDeadPeerWithin{2};
  */
 double check_peer_death_noticed(Process& victim, Process& survivor, const std::string& expected);
 
+/// Both sides of a two-process program at work, for a test that kills one of them.
+struct PeerRun {
+    std::string when{};                       ///< what they are doing, as a section names it
+    std::vector<std::string> server_flags{};  ///< the server's flags after "-p PORT"
+    std::vector<std::string> client_flags{};  ///< the client's, before the server's address
+    /// The server prints it, then the client starts ("": at once).
+    std::string server_ready = "waiting for a client";
+    std::string client_text{};            ///< then the client prints it
+    std::string server_text{};            ///< then the server
+    std::chrono::milliseconds settle{0};  ///< then the work goes on this long
+};
+
 /**
  * A peer killed while a two-process program works. Starts @p name (a lesson
- * or a measuring program, see lesson()) as server with @p flags plus a free
- * -p port and --timeout 10, then its client; once the client prints
- * @p client_running_text, waits half a second for the work to be under way.
- * One SECTION kills the client: the server notices through its socket. The
- * other kills the server: the client's wait for a completion ends as soon as
- * the server's socket closes. Both within kNoticeDeadPeerWithin.
+ * or a measuring program, see lesson()) as server with a free -p port and
+ * @p work's flags, then its client to @p address, waits for each text of
+ * @p work that is not empty, in the order of its fields, and lets the work go
+ * on for work.settle. One SECTION kills the client, the other the server: the
+ * survivor must end with "the peer closed the connection" within
+ * kNoticeDeadPeerWithin.
+ */
+void check_peer_killed(const std::string& name, const std::string& address, const PeerRun& work);
+
+/**
+ * check_peer_killed for @p name with @p flags (and --timeout 10) on both
+ * sides, once the server waits for a client and the client printed
+ * @p client_running_text, half a second later.
  */
 void check_peer_killed_mid_run(const std::string& name, const std::vector<std::string>& flags,
                                const std::string& client_running_text);

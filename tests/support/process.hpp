@@ -49,9 +49,13 @@ class Process {
     /// Output read so far.
     [[nodiscard]] const Result& so_far() const noexcept { return result_; }
 
+    /// The command it was started with.
+    [[nodiscard]] const std::vector<std::string>& argv() const noexcept { return argv_; }
+
   private:
     bool pump(
         std::chrono::milliseconds timeout);  // read what is there; false once both pipes closed
+    std::vector<std::string> argv_;
     pid_t pid_ = -1;
     int out_fd_ = -1;
     int err_fd_ = -1;
