@@ -5,8 +5,8 @@
 // other. A sends -n pings of -s bytes to B; B answers each with a pong of the
 // same bytes; A prints the round trip. Every datagram goes through the device.
 //
-// Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   vm/on-target.sh build/default/exercises/02_ud_ping/ex02_ud_ping -n 5 -s 64
+// Run (./lab run builds it; on a host with an RDMA device or in the lab machine):
+//   ./lab run ex02 -n 5 -s 64
 // A size above the path MTU (1024 on rxe) is refused before anything is sent.
 
 #include <algorithm>

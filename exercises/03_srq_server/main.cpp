@@ -7,8 +7,8 @@
 // server prints who sent each one (the completion's qp_num), and refills the
 // SRQ when the limit event says it is running low.
 //
-// Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   vm/on-target.sh build/default/exercises/03_srq_server/ex03_srq_server -n 6
+// Run (./lab run builds it; on a host with an RDMA device or in the lab machine):
+//   ./lab run ex03 -n 6
 
 #include <array>
 #include <cstdio>

@@ -6,8 +6,8 @@
 // (MB/sec = 2^20 bytes per second), so that bench/ex04_throughput.sh can put
 // it next to ib_send_bw on the same device.
 //
-// Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   vm/on-target.sh build/default/exercises/04_throughput/ex04_throughput -s 64 -n 20000
+// Run (./lab run builds it; on a host with an RDMA device or in the lab machine):
+//   ./lab run ex04 -s 64 -n 20000
 
 #include <chrono>
 #include <cstdio>

@@ -8,8 +8,8 @@
 // hint. Fix it in connection.cpp, rebuild, run again; README.md teaches how
 // to read completion statuses and QP transition errors.
 //
-// Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   vm/on-target.sh build/default/exercises/05_fix_the_connection/ex05_fix_the_connection
+// Run (./lab run builds it; on a host with an RDMA device or in the lab machine):
+//   ./lab run ex05
 // Check with: ./lab grade
 
 #include <iostream>

@@ -5,8 +5,8 @@
 // write with a wrong rkey: both QPs go to ERR), drains A's CQ, brings both
 // QPs back to RTS with new PSNs, writes again, and pauses A's send queue.
 //
-// Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
-//   vm/on-target.sh build/default/exercises/06_recover_qp/ex06_recover_qp
+// Run (./lab run builds it; on a host with an RDMA device or in the lab machine):
+//   ./lab run ex06
 // Check with: ./lab grade --exercises 06
 
 #include <infiniband/verbs.h>

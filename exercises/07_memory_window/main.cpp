@@ -8,7 +8,7 @@
 // with invalidate do it, and the peer's next write is refused. As shipped it
 // stops at the first TODO in window.cpp; README.md explains the task.
 //
-// Run (after ./lab build), on a host with an RDMA device or in the micro-VM:
+// Run (./lab run builds it; on a host with an RDMA device or in the lab machine):
 //   ./lab run ex07
 // Check with: ./lab grade
 

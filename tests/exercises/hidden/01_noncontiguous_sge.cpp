@@ -21,7 +21,8 @@ TEST_CASE("hidden: gather_write and scatter_read on layouts the visible checks d
         for (const bool reading : {false, true}) {
             ++seed;
             const std::string op = reading ? "scatter_read" : "gather_write";
-            INFO(op << " of " << layout.text() << ", max_send_sge " << session.max_sge());
+            INFO(op << " of " << layout.text() << ", SGEs per request "
+                    << session.max_sge(reading));
             const Target target(session.peer(), layout.payload(),
                                 reading ? std::optional<Layout>(layout) : std::nullopt, seed);
             const Message done =
@@ -29,13 +30,13 @@ TEST_CASE("hidden: gather_write and scatter_read on layouts the visible checks d
             const auto requests =
                 on_queue(session.posted(), session.program_qp(), PostedRequest::Queue::send);
             const std::string problem =
-                zero_copy_problem(requests, layout, done.number(1), session.max_sge());
+                zero_copy_problem(requests, layout, done.number(1), session.max_sge(reading));
             const std::string bytes =
                 reading ? session.read(done.number(1), layout.extent() + kGuard) : target.text();
             const std::size_t wrong = reading ? first_wrong_strided(layout, seed, bytes)
                                               : first_wrong_packed(layout, seed, bytes);
             expect(problem.empty() && wrong == std::string::npos,
-                   {op + ": " + zero_copy_expected(layout, session.max_sge()) +
+                   {op + ": " + zero_copy_expected(layout, session.max_sge(reading)) +
                         ", every byte in its place",
                     problem.empty() ? wrong_text(wrong, bytes) : problem,
                     "nothing in the code may depend on the layouts of the visible checks"});
