@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
         int device_count = 0;
         ibv_device** raw_list = lab::check_ptr(
             ibv_get_device_list(&device_count), "ibv_get_device_list",
-            "this kernel offers no RDMA device: run './lab doctor', or './lab vm' for one");
+            "this kernel offers no RDMA device: run './lab doctor', or './lab run 01_devices'");
         // The list must be freed with ibv_free_device_list, even if a later step fails.
         const std::unique_ptr<ibv_device*, decltype(&ibv_free_device_list)> device_list(
             raw_list, &ibv_free_device_list);
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
         }
         if (devices.empty()) {
             throw lab::Error(
-                "no RDMA device found (hint: run './lab doctor'; './lab vm' gives you one)");
+                "no RDMA device found (hint: run './lab doctor'; './lab run 01_devices' has one)");
         }
 
         // Step 2: open the device. The context is the handle every other verb
