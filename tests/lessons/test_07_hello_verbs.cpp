@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Lesson 07's variant hello_verbs (raw verbs in one file, no common/), with server and client
 // started for real on rxe: the greeting lands in the server's buffer, each side reaches RTS
-// and ends with the orderly drain of step 10; bad input, a wrong rkey, a peer that sends
+// and destroys what it created; bad input, a missing server or client, a peer that sends
 // something else and a killed peer each end in one line and a non-zero exit, never a hang.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -49,14 +49,10 @@ TEST_CASE("07_hello_verbs: one RDMA WRITE in raw verbs puts hello verbs in the s
     std::smatch match;
     REQUIRE(std::regex_search(server.out, match, std::regex(R"(rkey (0x[0-9a-f]+)\n)")));
     CHECK(contains(client.out, "rkey " + match[1].str() + " completed: success"));
-    // Steps 6-7 print what the device granted: a CQ (rxe gives 3 entries for 2) and an RC QP.
-    CHECK(contains(client.out, "Step 6-7: CQ of "));
+    // Steps 6-7 print what the device granted: a CQ (at least the 1 entry asked for), an RC QP.
+    CHECK(contains(client.out, "Step 6-7: CQ with cqe "));
     for (const auto* side : {&server.out, &client.out}) {
         CHECK(contains(*side, "Step 8: QP is in RTS, path MTU 1024"));
-        // Step 10: the marker posted in ERR comes back flushed, then everything is destroyed.
-        CHECK(contains(*side,
-                       "Step 10: QP in ERR, marker 0xd1a1 came back: Work Request Flushed "
-                       "Error"));
         CHECK(contains(*side, "Step 10: QP, CQ, MR, PD and device context destroyed"));
     }
 }
@@ -70,9 +66,9 @@ TEST_CASE("07_hello_verbs rejects bad input with one line and a non-zero exit",
         lab::test::check_each_rejected(
             lesson(kName), {{{"-p", "0"}, "-p wants a number from 1 to 65535, not '0'"},
                             {{"--port", "lots"}, "--port wants a number from 1 to 65535"},
-                            {{"-i", "0"}, "-i wants a number from 1 to 255"},
                             {{"--timeout", "0"}, "--timeout wants a number from 1 to 3600"},
                             {{"-g", "-1"}, "-g wants a number"},
+                            {{"-g", "256"}, "-g wants a number from 0 to 255, not '256'"},
                             {{"--bogus"}, "unexpected '--bogus'"},
                             {{"host1", "host2"}, "unexpected 'host2'"},
                             {{"-d"}, "-d needs a value"}});
@@ -80,11 +76,13 @@ TEST_CASE("07_hello_verbs rejects bad input with one line and a non-zero exit",
     SECTION("unknown device") {
         lab::test::check_unknown_device(base);
     }
-    SECTION("GID index out of range") {
-        lab::test::check_gid_out_of_range(base);
+    SECTION("GID index out of the port's table (an 8-bit sgid_index: at most 255)") {
+        check_one_error_line(run(with(base, {"-g", "255"}), 20s),
+                             "ibv_query_gid_ex(GID index 255) failed");
     }
-    SECTION("port out of range") {
-        check_one_error_line(run(with(base, {"-i", "9"}), 20s), "ibv_query_port failed");
+    SECTION("SERVER that is not an IPv4 address") {
+        check_one_error_line(run(with(base, {"server.example"}), 20s),
+                             "SERVER is an IPv4 address such as 10.77.0.1, not 'server.example'");
     }
     SECTION("server not running: the client gives up after --timeout") {
         lab::test::check_server_not_running(
@@ -105,25 +103,18 @@ TEST_CASE("07_hello_verbs: a peer that sends something else is refused in one li
     Process server({lesson(kName), "-p", port, "--timeout", "10"});
     REQUIRE(server.wait_for_output("waiting for a client", 20s));
     REQUIRE(lab::test::listening(std::stoi(port), 20s));
-    // 48 bytes, the size of the program's message; the QPN field reads 0xffffffff.
+    // 40 bytes, the size of the program's message; the QPN field reads 0xffffffff.
     const int fake_peer = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     REQUIRE(connect(fake_peer, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    const std::vector<char> junk(48, '\xff');
-    REQUIRE(send(fake_peer, junk.data(), junk.size(), 0) == 48);
+    const std::vector<char> junk(40, '\xff');
+    REQUIRE(send(fake_peer, junk.data(), junk.size(), 0) == 40);
     const auto result = server.wait(20s);
     close(fake_peer);
-    check_one_error_line(result, "the peer sent something else than this program's message");
-}
-
-TEST_CASE("07_hello_verbs: a wrong rkey fails the write with IBV_WC_REM_ACCESS_ERR and a hint",
-          "[lesson07][bad-input]") {
-    lab::test::check_remote_access_error(kName, "--wrong-rkey",
-                                         "RDMA write: work completion failed: remote access error",
-                                         "hello verbs");
+    check_one_error_line(result, "the peer sent something else (hint: is it 07_hello_verbs?)");
 }
 
 TEST_CASE("07_hello_verbs: a peer killed at the barrier is noticed within 2 s, both ways",
