@@ -3,7 +3,7 @@
 # Build the reference documentation with Doxygen: the top README as the main
 # page, every lesson, exercise and solution README, the class containers'
 # guide (docker/README.md), the readings and project ideas, and the
-# instructor's guide with its answers and rubric (docs/instructor.md,
+# instructor's guide with its rubric and notes (docs/instructor.md,
 # docs/instructor/; only when present: the student edition leaves them out)
 # as pages, the diagrams, and the API of common/. Warnings are errors
 # (WARN_AS_ERROR in docs/Doxyfile).

@@ -8,9 +8,9 @@
 lab_add_test(test_slide_code docs/test_slide_code.cpp
   LABELS docs unit TIMEOUT 30)
 
-# Every lesson's README ends with its self-check questions, the instructor's
-# answers answer each of them, and no page a student reads points at the
-# instructor's material.
+# Every lesson's README is a core of seven sections (at most 1,500 words of
+# prose) with its self-check answers folded under the questions, then Deeper
+# sections; and no page a student reads points at the instructor's material.
 lab_add_test(test_docs_pages docs/test_docs_pages.cpp
   LABELS docs unit TIMEOUT 30)
 

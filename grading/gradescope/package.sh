@@ -34,7 +34,7 @@ stage=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-gradescope.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 # The course as this checkout has it (tracked and new files), without what
 # students must not see or the grader does not need: the solutions, the
-# instructor's guide and its answers, the slides.
+# instructor's guide and its material, the slides.
 (cd "$repo" && git ls-files -co --exclude-standard 2>/dev/null || find . -type f -printf '%P\n') |
     grep -vE "$left_out" |
     (cd "$repo" && xargs -d '\n' cp --parents -t "$stage" 2>/dev/null) || true
