@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -47,6 +48,22 @@ inline std::vector<std::string> split_lines(const std::string& text) {
         lines.push_back(line);
     }
     return lines;
+}
+
+/// The lesson folders under @p source_dir (lessons/NN_name), in lesson order.
+inline std::vector<fs::path> lesson_folders(const fs::path& source_dir) {
+    std::vector<fs::path> folders;
+    for (const auto& entry : fs::directory_iterator(source_dir / "lessons")) {
+        const std::string name = entry.path().filename().string();
+        const bool numbered = name.size() > 3 &&
+                              std::isdigit(static_cast<unsigned char>(name[0])) &&
+                              std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_';
+        if (entry.is_directory() && numbered) {
+            folders.push_back(entry.path());
+        }
+    }
+    std::sort(folders.begin(), folders.end());
+    return folders;
 }
 
 /// True for a line that opens or closes a fenced code block (``` or ~~~).

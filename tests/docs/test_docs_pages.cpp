@@ -37,15 +37,7 @@ const std::string kDeeperChinese = "## 深入：";  // the twin's "Deeper: "
 constexpr std::size_t kMostCoreWords = 1500;
 
 std::vector<fs::path> lesson_folders() {
-    std::vector<fs::path> folders;
-    for (const auto& entry : fs::directory_iterator(kSourceDir / "lessons")) {
-        if (entry.is_directory() &&
-            std::regex_match(entry.path().filename().string(), std::regex("[0-9]{2}_[a-z0-9_]+"))) {
-            folders.push_back(entry.path());
-        }
-    }
-    std::sort(folders.begin(), folders.end());
-    return folders;
+    return docs::lesson_folders(kSourceDir);
 }
 
 /// A page's lines outside fenced code blocks, each with its 1-based number.

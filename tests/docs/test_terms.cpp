@@ -341,16 +341,8 @@ std::vector<std::string> undefined_terms(const std::vector<Readme>& readmes,
 
 /// The lessons' English READMEs, in lesson order.
 std::vector<Readme> lesson_readmes() {
-    std::vector<fs::path> folders;
-    for (const auto& entry : fs::directory_iterator(kSourceDir / "lessons")) {
-        if (entry.is_directory() &&
-            std::regex_match(entry.path().filename().string(), std::regex("[0-9]{2}_[a-z0-9_]+"))) {
-            folders.push_back(entry.path());
-        }
-    }
-    std::sort(folders.begin(), folders.end());
     std::vector<Readme> readmes;
-    for (const fs::path& folder : folders) {
+    for (const fs::path& folder : docs::lesson_folders(kSourceDir)) {
         const fs::path readme = folder / "README.md";
         readmes.push_back({fs::relative(readme, kSourceDir).string(), docs::read_file(readme)});
     }
