@@ -66,15 +66,7 @@ const char* bind_hint(int error_number) {
 }
 
 ibv_qp_init_attr qp_init_attr(ibv_cq* cq) {
-    ibv_qp_init_attr init{};
-    init.send_cq = cq;
-    init.recv_cq = cq;
-    init.qp_type = IBV_QPT_RC;
-    init.cap.max_send_wr = 8;
-    init.cap.max_recv_wr = 8;
-    init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
-    return init;
+    return rc_qp_init_attr(cq, cq, {.send_wr = 8, .recv_wr = 8, .send_sge = 1, .recv_sge = 1});
 }
 
 CmEvent get_cm_event(rdma_event_channel* channel, Clock::time_point deadline,

@@ -43,8 +43,8 @@ CompletionQueue create_cq(ibv_context* context, int entries, ibv_comp_channel* c
                                      "is the size above the device's max_cqe (lesson 01)?"));
 }
 
-QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const QueueSizes& sizes,
-                       ibv_srq* srq, bool sq_sig_all) {
+ibv_qp_init_attr rc_qp_init_attr(ibv_cq* send_cq, ibv_cq* recv_cq, const QueueSizes& sizes,
+                                 ibv_srq* srq, bool sq_sig_all) {
     ibv_qp_init_attr init{};
     init.send_cq = send_cq;
     init.recv_cq = recv_cq;
@@ -56,6 +56,12 @@ QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const Queue
     init.cap.max_send_sge = sizes.send_sge;
     init.cap.max_recv_sge = sizes.recv_sge;
     init.cap.max_inline_data = sizes.inline_data;
+    return init;
+}
+
+QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const QueueSizes& sizes,
+                       ibv_srq* srq, bool sq_sig_all) {
+    ibv_qp_init_attr init = rc_qp_init_attr(send_cq, recv_cq, sizes, srq, sq_sig_all);
     return QueuePair(check_ptr(ibv_create_qp(pd, &init), "ibv_create_qp",
                                "are the queue sizes within max_qp_wr and max_sge (lesson 01)?"));
 }

@@ -55,6 +55,16 @@ struct QueueSizes {
 };
 
 /**
+ * @brief Step 7 (lesson 04): the ibv_qp_init_attr of a reliable-connected (RC)
+ *        QP, as create_rc_qp() passes it to ibv_create_qp (and lesson 11 to
+ *        rdma_create_qp).
+ * @param srq a shared receive queue, or nullptr for the QP's own receive queue.
+ * @param sq_sig_all true: every send completes with a CQE; false: only IBV_SEND_SIGNALED ones.
+ */
+ibv_qp_init_attr rc_qp_init_attr(ibv_cq* send_cq, ibv_cq* recv_cq, const QueueSizes& sizes,
+                                 ibv_srq* srq = nullptr, bool sq_sig_all = false);
+
+/**
  * @brief Step 7 (lesson 04): ibv_create_qp for a reliable-connected (RC) QP.
  * @param srq a shared receive queue, or nullptr for the QP's own receive queue.
  * @param sq_sig_all true: every send completes with a CQE; false: only IBV_SEND_SIGNALED ones.
