@@ -58,7 +58,13 @@ Settings parse(int argc, char** argv) {
                     2);
             return static_cast<int>(n);
         };
-        if (flag == "-d" || flag == "--ib-dev") {
+        if (flag == "-h" || flag == "--help") {
+            std::printf(
+                "usage: %s [-d DEV] [-g GID_INDEX] [-p TCP_PORT] [--timeout SECONDS] "
+                "[SERVER]\n(no SERVER: the server; the server's IPv4 address: the client)\n",
+                argv[0]);
+            std::exit(0);
+        } else if (flag == "-d" || flag == "--ib-dev") {
             require(i + 1 < argc, flag + " needs a value", 2);
             s.device = argv[++i];
         } else if (flag == "-g" || flag == "--gid-idx") {
