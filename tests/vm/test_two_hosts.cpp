@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Two hosts on a wire (vm/two-hosts.sh) and the wire view (vm/capture.sh).
+// Two hosts on a wire (vm/two-hosts.sh, ./lab run --two-hosts) and the wire view (vm/capture.sh).
 // These tests boot two micro-VMs themselves, so they run on the build host,
 // never inside the micro-VM: there they say so and pass without running.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -23,6 +24,8 @@ namespace {
 
 const std::string kTwoHosts = LAB_SOURCE_DIR "/vm/two-hosts.sh";
 const std::string kCapture = LAB_SOURCE_DIR "/vm/capture.sh";
+const std::string kLab = LAB_SOURCE_DIR "/lab";
+const std::string kDecoder = LAB_BUILD_DIR "/tools/roce-decode/roce-decode";
 
 // vm-guest.sh names the micro-VM rdma-lab-vm.
 bool inside_micro_vm() {
@@ -61,12 +64,18 @@ lab::test::Result capture(const std::string& name) {
 
 }  // namespace
 
+// Through ./lab run, as a project runs a program of its own (docs/projects.md):
+// named by its path, with the wire recorded. Lesson 01 only queries its
+// device, so the VMs find each other (ARP, ping) and no RoCE packet crosses.
 TEST_CASE("two hosts: each VM has its own rxe0 on its own card, with a GID of its own",
-          "[two-hosts]") {
+          "[two-hosts][capture]") {
     if (skipped_inside_vm()) {
         return;
     }
-    const auto result = run({kTwoHosts, lesson("01_devices")}, 300s);
+    const std::string pcap = LAB_BUILD_DIR "/two-hosts-01_devices.pcap";
+    std::remove(pcap.c_str());
+    const auto result =
+        run({kLab, "run", "--two-hosts", "--capture", pcap, lesson("01_devices")}, 300s);
     const std::string all = result.out + result.err;  // the guests' console is the VMs' stdout
     INFO(all);
     REQUIRE(result.exit_code == 0);
@@ -81,6 +90,14 @@ TEST_CASE("two hosts: each VM has its own rxe0 on its own card, with a GID of it
         result.out,
         std::regex(R"(\[client\] .*chosen GID index: \d+ \(RoCE v2, ::ffff:10\.77\.1\.2\))")));
     CHECK(result.err.find("two-hosts: server and client both succeeded") != std::string::npos);
+
+    const auto decoded = run({kDecoder, pcap}, 30s);
+    INFO(decoded.out << decoded.err);
+    CHECK(decoded.exit_code == 0);
+    CHECK(std::regex_search(decoded.out, std::regex(R"(([1-9]\d*) frames on the wire)")));
+    CHECK(roce_packets(decoded.out) == 0);
+    CHECK(decoded.out.find("RoCE v2 packets per opcode: none") != std::string::npos);
+    std::remove(pcap.c_str());
 }
 
 // Lesson 05's exchange carries each side's active_mtu, and both use the smaller
@@ -173,6 +190,20 @@ TEST_CASE("two hosts: bad input ends in one line", "[two-hosts][bad-input]") {
     CHECK(no_variant.err.find("capture: lesson 06_send_recv has no program 'no_such_variant'") !=
           std::string::npos);
 
+    // ./lab run PATH: a program of one's own, inside this folder.
+    const auto no_program = run({kLab, "run", "--two-hosts", "./no-such-program"}, 30s);
+    CHECK(no_program.exit_code == 2);
+    CHECK(no_program.err == "lab: no program ./no-such-program\n");
+    const auto outside = run({kLab, "run", "--two-hosts", "/bin/true"}, 30s);
+    CHECK(outside.exit_code == 2);
+    CHECK(outside.err.find("lab: /bin/true is outside this repository") != std::string::npos);
+    const auto not_a_program = run({kLab, "run", LAB_SOURCE_DIR "/README.md"}, 30s);
+    CHECK(not_a_program.exit_code == 2);
+    CHECK(not_a_program.err.find("README.md is not an executable program") != std::string::npos);
+    const auto capture_alone = run({kLab, "run", "--two-hosts", "--capture"}, 30s);
+    CHECK(capture_alone.exit_code == 2);
+    CHECK(capture_alone.err.find("lab: --capture needs a value") != std::string::npos);
+
     const auto netem_alone = run({kTwoHosts, "--netem"}, 30s);
     CHECK(netem_alone.exit_code == 2);
     CHECK(netem_alone.err.find("--netem needs a tc-netem spec") != std::string::npos);
@@ -183,20 +214,6 @@ TEST_CASE("two hosts: bad input ends in one line", "[two-hosts][bad-input]") {
         CHECK(bad_mtu.err.find("--client-mtu must be a number of bytes from 576 to 9000, not '" +
                                mtu + "'") != std::string::npos);
     }
-}
-
-TEST_CASE("capture: a lesson without traffic leaves no RoCE v2 packet on the wire",
-          "[two-hosts][capture]") {
-    if (skipped_inside_vm()) {
-        return;
-    }
-    const auto result = capture("01_devices");
-    INFO(result.out << result.err);
-    REQUIRE(result.exit_code == 0);
-    // The VMs found each other (ARP, ping), but lesson 01 only queries its device.
-    CHECK(std::regex_search(result.out, std::regex(R"(([1-9]\d*) frames on the wire)")));
-    CHECK(roce_packets(result.out) == 0);
-    CHECK(result.out.find("RoCE v2 packets per opcode: none") != std::string::npos);
 }
 
 #ifdef LAB_HAVE_06_SEND_RECV
