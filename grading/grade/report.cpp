@@ -176,8 +176,16 @@ std::vector<double> Points::weigh(const std::string& exercise,
         named_sum += named.value_or(0);
         unnamed += named ? 0 : 1;
     }
+    // An exercise's total is fixed: checks that add up to more (a hidden check
+    // added with its 10 points, say) are refused, never graded out of 110.
+    if (wanted && named_sum > *wanted + 1e-9) {
+        throw lab::Error("points file: the checks of " + exercise + " add up to " +
+                         points_text(named_sum) + ", above its total of " + points_text(*wanted) +
+                         ": lower the points lines of grading/points.conf so that they make " +
+                         points_text(*wanted));
+    }
     if (wanted && unnamed > 0) {
-        const double share = std::max(0.0, *wanted - named_sum) / static_cast<double>(unnamed);
+        const double share = (*wanted - named_sum) / static_cast<double>(unnamed);
         for (double& weight : weights) {
             weight = weight < 0 ? share : weight;
         }

@@ -72,9 +72,17 @@ TEST_CASE("points: 1 a check, or what the points file says, or a share of a tota
           std::vector<double>{50, 40, 10});
     CHECK(named.weigh("01_alpha", {"first check: it works", "second check"}) ==
           std::vector<double>{50, 40});
-    // Named checks that leave nothing: the others are worth 0.
-    const Points over = Points::parse("total * 10\npoints * \"first*\" 12\n");
-    CHECK(over.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{12, 0, 0});
+    // Named checks that make the total exactly: the others are worth 0.
+    const Points full = Points::parse("total * 10\npoints * \"first*\" 10\n");
+    CHECK(full.weigh("01_alpha", kCourse[0].checks) == std::vector<double>{10, 0, 0});
+    // Named checks above the total (a second hidden check at 10, say) are
+    // refused with the exercise named: an exercise never grows to 110.
+    const Points over = Points::parse(
+        "total * 100\npoints * \"hidden:*\" 10\npoints * \"first*\" 50\npoints * \"second*\" 40\n");
+    CHECK_THROWS_WITH(
+        over.weigh("01_alpha", {"first check", "second check", "hidden: one", "hidden: two"}),
+        "points file: the checks of 01_alpha add up to 110, above its total of 100: lower the "
+        "points lines of grading/points.conf so that they make 100");
 }
 
 TEST_CASE("points: a malformed line is refused with its number", "[unit][grading][bad-input]") {
