@@ -3,3 +3,7 @@
 # asserting what that row says rxe does on the kernel the test runs on.
 lab_add_test(test_device_limits devices/test_device_limits.cpp
   LABELS devices rxe TIMEOUT 60)
+# Timers and retries: retry_cnt 7, RNR back-off, the fence, rdma_cm's ACK timeout.
+lab_add_test(test_device_timers devices/test_device_timers.cpp
+  LABELS devices rxe TIMEOUT 60)
+target_link_libraries(test_device_timers PRIVATE lab_cm)
