@@ -113,7 +113,7 @@ rewrite() {
         -e 's#\]\(([^)]*/)?slides/zh-CN/([0-9A-Za-z_]+)\.md\)#](../../slides/zh-CN/\2.html)#g' \
         -e 's#\[([^]]*/)?slides/([0-9A-Za-z_]+)\.md\]\(#[the slides, \2.html](#g' \
         -e 's#\]\(([^)]*/)?slides/([0-9A-Za-z_]+)\.md\)#](../../slides/\2.html)#g' \
-        -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+\.svg)\)#](\2)#g' \
+        -e 's#\]\(([^)]*/)?docs/diagrams/([0-9A-Za-z_]+(\.zh-CN)?\.svg)\)#](\2)#g' \
         -e 's|\]\(([^)]*/)?lessons/([0-9][0-9]_[0-9A-Za-z_]+)/README\.md(#[^)]*)?\)|](lesson_\2.html\3)|g' \
         -e 's|\]\((\.\./)*(docs/)?devices\.md(#[^)]*)?\)|](devices.html\3)|g' \
         -e 's#(`([^`]* )?)::#\1:\&zwj;:#g' \

@@ -4,7 +4,12 @@
 # are committed, so reading the docs and slides does not need Graphviz; run this
 # after changing a .dot file and commit both.
 #
-#   docs/diagrams/render.sh [--check]   --check: fail if a .dot has no .svg
+# Each diagram NAME.dot has a Chinese twin, NAME.zh-CN.dot (NAME.zh-CN.svg),
+# which the Chinese pages and decks show: the same drawing with its labels in
+# Chinese (docs/translating.md). A change to one is carried to the other.
+#
+#   docs/diagrams/render.sh [--check]   --check: fail if a .dot has no .svg,
+#                                       or a diagram has no Chinese twin
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -13,6 +18,10 @@ for source in *.dot; do
     svg=${source%.dot}.svg
     if [ "${1:-}" = --check ]; then
         [ -s "$svg" ] || { echo "render: $source has no $svg (run docs/diagrams/render.sh)" >&2; status=1; }
+        case "$source" in
+        *.zh-CN.dot) [ -f "${source%.zh-CN.dot}.dot" ] || { echo "render: $source is the twin of no ${source%.zh-CN.dot}.dot" >&2; status=1; } ;;
+        *) [ -f "${source%.dot}.zh-CN.dot" ] || { echo "render: $source has no Chinese twin ${source%.dot}.zh-CN.dot" >&2; status=1; } ;;
+        esac
         continue
     fi
     command -v dot >/dev/null || { echo "render: Graphviz is missing (apt-get install graphviz)" >&2; exit 2; }

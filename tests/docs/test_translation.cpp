@@ -185,6 +185,8 @@ Tree fixture_tree() {
         {"slides/99_fixture.md", kEnglishDeck},
         {"slides/zh-CN/99_fixture.md", kChineseDeck},
         {"docs/diagrams/ten_steps.svg", "<svg/>"},
+        {"docs/diagrams/ten_steps.zh-CN.svg", "<svg/>"},
+        {"docs/diagrams/qp_states.zh-CN.svg", "<svg/>"},
     };
     Tree tree;
     tree.twins = {{kEnglishPath, kChinesePath},
@@ -247,6 +249,7 @@ TEST_CASE("twins: the twin of each page, and the links between them", "[docs][tw
     CHECK(english_twin_line("slides/01_devices.md") == "English | [中文](zh-CN/01_devices.md)");
     CHECK(chinese_twin_line("slides/01_devices.md") == "[English](../01_devices.md) | 中文");
     CHECK(chinese_twin_line("docs/readings.md") == "[English](readings.md) | 中文");
+    CHECK(image_twin_path("docs/diagrams/qp_states.svg") == "docs/diagrams/qp_states.zh-CN.svg");
 }
 
 TEST_CASE("drift: a faithful translation passes (comments and labels translated)",
@@ -258,6 +261,50 @@ TEST_CASE("drift: a faithful translation passes (comments and labels translated)
                             parse_page("slides/zh-CN/99_fixture.md", kChineseDeck), fixture_tree());
     INFO(joined(deck));
     CHECK(deck.empty());
+}
+
+TEST_CASE("drift: a Chinese page may show the Chinese twin of an English image",
+          "[docs][drift][twins]") {
+    const std::string image = "![verbs 程序的十个步骤](../../docs/diagrams/ten_steps.svg)";
+    const auto with_image = [&](const std::string& target) {
+        return replaced(kChinese, image, "![verbs 程序的十个步骤](" + target + ")");
+    };
+    // The same diagram with its labels in Chinese, beside the English one.
+    auto found = drift_of(with_image("../../docs/diagrams/ten_steps.zh-CN.svg"));
+    INFO(joined(found));
+    CHECK(found.empty());
+    // Any other image is still refused: another diagram's twin, a twin elsewhere or of
+    // another type, another diagram.
+    for (const char* other :
+         {"../../docs/diagrams/qp_states.zh-CN.svg", "../../docs/diagrams/zh-CN/ten_steps.svg",
+          "../../docs/diagrams/ten_steps.zh-CN.png", "../../docs/diagrams/qp_states.svg"}) {
+        found = drift_of(with_image(other));
+        INFO(other << ":" << joined(found));
+        CHECK(kinds(found).contains("links"));
+    }
+    // The rule is for images only: a link may not go to a file named like a twin
+    // (here one that exists) in place of the English page's target.
+    Tree tree = fixture_tree();
+    const auto reader = tree.read;
+    tree.read = [reader](const std::string& path) -> std::optional<std::string> {
+        return path == "slides/00_introduction.zh-CN.md" ? std::optional<std::string>("# 入门\n")
+                                                         : reader(path);
+    };
+    found = drift(parse_page(kEnglishPath, kEnglish),
+                  parse_page(kChinesePath, replaced(kChinese, "(../../slides/00_introduction.md)",
+                                                    "(../../slides/00_introduction.zh-CN.md)")),
+                  tree);
+    INFO(joined(found));
+    CHECK(kinds(found) == std::set<std::string>{"links"});
+    // And the image's twin must exist.
+    tree.read = [reader](const std::string& path) -> std::optional<std::string> {
+        return path == "docs/diagrams/ten_steps.zh-CN.svg" ? std::nullopt : reader(path);
+    };
+    found = drift(parse_page(kEnglishPath, kEnglish),
+                  parse_page(kChinesePath, with_image("../../docs/diagrams/ten_steps.zh-CN.svg")),
+                  tree);
+    INFO(joined(found));
+    CHECK(kinds(found) == std::set<std::string>{"links"});
 }
 
 TEST_CASE("drift: each kind of drift is caught", "[docs][drift][twins]") {

@@ -15,7 +15,9 @@
  *    text and the shape of a Mermaid diagram exactly);
  *  - links and images: the same number, in the same order, to the same
  *    targets and anchors, except that a link to a page with a Chinese twin
- *    points at the twin; every anchor a Chinese page links to exists;
+ *    points at the twin, and an image may be its Chinese twin (NAME.zh-CN.svg
+ *    for NAME.svg: a diagram with its labels translated); every anchor a
+ *    Chinese page links to exists;
  *  - tables: the same number, each with the same rows and columns;
  *  - the twin links, as the first line after the first heading:
  *    "English | [中文](TWIN)" in the English page, "[English](PAGE) | 中文"
@@ -401,6 +403,16 @@ inline std::string twin_path(const std::string& english) {
     return (path.parent_path() / (path.stem().string() + ".zh-CN.md")).generic_string();
 }
 
+/**
+ * The Chinese twin of an image, beside it: docs/diagrams/qp_states.svg ->
+ * docs/diagrams/qp_states.zh-CN.svg (docs/diagrams/render.sh draws both).
+ */
+inline std::string image_twin_path(const std::string& image) {
+    const fs::path path(image);
+    return (path.parent_path() / (path.stem().string() + ".zh-CN" + path.extension().string()))
+        .generic_string();
+}
+
 /// The repository-relative path from the folder of page @p from to @p to.
 inline std::string relative_path(const std::string& from, const std::string& to) {
     return fs::path(to).lexically_relative(fs::path(from).parent_path()).generic_string();
@@ -548,7 +560,11 @@ inline std::vector<std::string> drift(const Page& english, const Page& chinese, 
             }
         }
         const Target actual = resolve_target(zh, links_zh[i].target);
-        if (expected != actual || links_en[i].image != links_zh[i].image) {
+        // A Chinese page may show the Chinese twin of an English image.
+        const bool image_twin =
+            links_en[i].image && links_zh[i].image && !expected.external &&
+            actual == Target{false, image_twin_path(expected.path), expected.anchor};
+        if ((expected != actual && !image_twin) || links_en[i].image != links_zh[i].image) {
             const std::string kind = links_en[i].image ? "image" : "link";
             found.push_back("links: " + kind + " " + std::to_string(i + 1) + " (" +
                             at(en, links_en[i].line) + ", " + at(zh, links_zh[i].line) +
