@@ -60,7 +60,7 @@ left_out=(
     '^solutions/'                                     # the reference solutions
     '^tests/exercises/hidden/'                        # the instructor's own checks
     '^docs/instructor(\.zh-CN)?\.md$'                 # the instructor's guide, and its Chinese twin
-    '^docs/instructor/'                               # its material: the report rubric, publishing
+    '^docs/instructor/'                               # its material: the report rubric, publishing, the exercises' answers
     '^bench/grade-class\.sh$'                         # grades a made-up class made of the solutions
     '^tests/grading/test_grade_class\.cpp$'           # its good submissions are the solutions
     '^tests/grading/gradescope-test\.sh$'             # its submission is made of the solutions

@@ -3,7 +3,9 @@
 // student edition keeps the course and leaves out the solutions, the
 // instructor's own checks and guide, and everything built on the solutions;
 // its README is the students'; no student-facing text points at solutions/;
-// and no line of a reference solution appears anywhere in it. The GitHub
+// no line of a reference solution appears anywhere in it; and no answer the
+// instructor keeps apart (docs/instructor/exercise-answers.md) does either,
+// nor a deck's speaker note marked for the instructor. The GitHub
 // Classroom edition is the same with the workflow in .github/workflows/.
 // (tests/edition/fresh-clone-test.sh builds, runs, tests and grades a fresh
 // clone of both.)
@@ -263,6 +265,132 @@ TEST_CASE("no line of a reference solution appears in the student edition", "[ed
     // Most of a solution is its own (276 of the 695 lines of the seven): a
     // filter that let everything through would show here.
     CHECK(looked_for > 200);
+}
+
+namespace {
+
+// @p text with every run of blanks and line breaks made one space, and the
+// Markdown marks that a copy may drop (` and *) left out.
+std::string normalized(const std::string& text) {
+    std::string out;
+    bool blank = false;
+    for (const char c : text) {
+        if (c == '`' || c == '*') {
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            blank = true;
+            continue;
+        }
+        if (blank && !out.empty()) {
+            out += ' ';
+        }
+        blank = false;
+        out += c;
+    }
+    return out;
+}
+
+// The prose of a Markdown page (no code blocks, headings, tables, comments or
+// twin links), cut into sentences and clauses: at ". ", "; " and ": ", and at
+// the Chinese 。；：. Only pieces of 40 bytes or more: shorter ones may be
+// anywhere.
+std::vector<std::string> prose_pieces(const fs::path& page) {
+    std::string prose;
+    bool fenced = false;
+    for (const auto& line : text_lines(page)) {
+        const std::string text = trimmed(line);
+        if (text.rfind("```", 0) == 0) {
+            fenced = !fenced;
+            continue;
+        }
+        if (fenced || text.rfind("#", 0) == 0 || text.rfind("|", 0) == 0 ||
+            text.rfind("<!--", 0) == 0 || text.find("[中文]") != std::string::npos ||
+            text.find("[English]") != std::string::npos) {
+            prose += "\n";
+            continue;
+        }
+        prose += (text.rfind("- ", 0) == 0 ? text.substr(2) : text) + "\n";
+    }
+    std::string all = normalized(prose) + " ";
+    std::vector<std::string> pieces;
+    std::string piece;
+    const auto cut = [&] {
+        const std::string kept = trimmed(piece);
+        if (kept.size() >= 40) {
+            pieces.push_back(kept);
+        }
+        piece.clear();
+    };
+    static const std::vector<std::string> chinese_stops = {"。", "；", "："};
+    for (std::size_t at = 0; at < all.size(); ++at) {
+        const char c = all[at];
+        if ((c == '.' || c == ';' || c == ':') && all[at + 1] == ' ') {
+            cut();
+            continue;
+        }
+        const auto stop = std::find_if(
+            chinese_stops.begin(), chinese_stops.end(),
+            [&](const std::string& mark) { return all.compare(at, mark.size(), mark) == 0; });
+        if (stop != chinese_stops.end()) {
+            cut();
+            at += stop->size() - 1;
+            continue;
+        }
+        piece += c;
+    }
+    cut();
+    return pieces;
+}
+
+}  // namespace
+
+TEST_CASE("the student edition gives no exercise's answer away", "[edition]") {
+    const fs::path edition = exported("student", "student-no-answers");
+    // The instructor's page of answers stays out, in both languages...
+    CHECK_FALSE(fs::exists(edition / "docs/instructor/exercise-answers.md"));
+    CHECK_FALSE(fs::exists(edition / "docs/instructor/exercise-answers.zh-CN.md"));
+    // ...and so does every sentence of it: in a deck's notes, a README, anywhere.
+    std::vector<std::string> answers;
+    for (const std::string page : {"exercise-answers.md", "exercise-answers.zh-CN.md"}) {
+        const auto pieces = prose_pieces(kSource / "docs/instructor" / page);
+        INFO(page);
+        CHECK(pieces.size() >= 25);  // a cutter that found nothing would show here
+        answers.insert(answers.end(), pieces.begin(), pieces.end());
+    }
+    std::vector<std::string> found;
+    static const std::regex comment(R"(<!--([\s\S]*?)-->)");
+    static const std::regex marked(
+        R"(^\s*answers?\b|for the instructor|instructor[- ]only|answer key|给教师|仅供教师|仅限教师)",
+        std::regex::icase);
+    for (const auto& file : files_of(edition)) {
+        const std::string raw = read_text(edition / file);
+        if (raw.find('\0') != std::string::npos) {
+            continue;  // binary
+        }
+        const std::string text = normalized(raw);
+        for (const auto& answer : answers) {
+            if (text.find(answer) != std::string::npos) {
+                found.push_back(file + " gives the answer \"" + answer + "\"");
+            }
+        }
+        // No deck keeps a speaker note meant for the instructor alone.
+        if (file.rfind("slides/", 0) == 0 && fs::path(file).extension() == ".md") {
+            for (auto it = std::sregex_iterator(raw.begin(), raw.end(), comment);
+                 it != std::sregex_iterator(); ++it) {
+                const std::string note = (*it)[1].str();
+                if (std::regex_search(note, marked)) {
+                    found.push_back(file + " has a note for the instructor: " + normalized(note));
+                }
+            }
+        }
+    }
+    std::string listing;
+    for (const auto& hit : found) {
+        listing += hit + "\n";
+    }
+    INFO(listing);
+    CHECK(found.empty());
 }
 
 TEST_CASE("the GitHub Classroom edition is the student edition with the workflow", "[edition]") {
