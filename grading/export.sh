@@ -64,6 +64,7 @@ left_out=(
     '^bench/grade-class\.sh$'                         # grades a made-up class made of the solutions
     '^tests/grading/test_grade_class\.cpp$'           # its good submissions are the solutions
     '^tests/grading/gradescope-test\.sh$'             # its submission is made of the solutions
+    '^tests/grading/similarity/'                      # its made-up class: working answers of exercise 03
     '^tests/exercises/test_exercise_skeletons\.cpp$'  # the skeletons are the students' work here
     '^README(\.student)?(\.zh-CN)?\.md$'              # README.student(.zh-CN).md becomes README(.zh-CN).md
     '^build/' '(^|/)node_modules/' '^\.git/'          # build trees and installed packages

@@ -11,7 +11,8 @@
 #         grade a class: DIR holds one entry per student, a folder shaped like
 #         exercises/ or a .zip or .tar.gz of one; prints a score table, writes
 #         build/grade/class/gradebook.csv and, per student, a text and a JUnit
-#         report in build/grade/class/reports/
+#         report in build/grade/class/reports/; compares the submissions with
+#         sim_c++ (grading/similarity.sh) into build/grade/class/similarity.txt
 #   ./lab grade --gradescope [--visible-only]
 #         write build/grade/gradescope/autograder.zip (setup.sh, run_autograder);
 #         --visible-only leaves the instructor's own checks out of it (for
@@ -285,6 +286,9 @@ class)
         --gradebook "$out/class/gradebook.csv" || status=$?
     echo
     say "gradebook: ${out#"$repo"/}/class/gradebook.csv; reports: ${out#"$repo"/}/class/reports/"
+    # Similar submissions, beside the gradebook: a lead for the instructor, no score.
+    (cd "$repo" && "$grading/similarity.sh" --skeleton exercises --sources src \
+        --report "${out#"$repo"/}/class/similarity.txt" "$work") 2>&1 | sed 's/^/grade: /' >&2 || true
     ;;
 submission)
     args=(--print checks --reports "$out/submission/reports")

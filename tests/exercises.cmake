@@ -185,6 +185,15 @@ target_link_libraries(test_sandbox PRIVATE lab_grade_checker)
 lab_add_test(test_grade_report grading/test_grade_report.cpp LABELS unit grading TIMEOUT 60)
 target_link_libraries(test_grade_report PRIVATE lab_grade_reports)
 
+# The similarity report of ./lab grade --class (grading/similarity.sh), alone,
+# on a made-up class of exercise 03: a few seconds, no compiling, no device.
+# Its honest submissions are working answers, so the folder is not in the
+# student edition (grading/export.sh), and the test is there only with it.
+if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/grading/similarity/test_similarity.cpp")
+  lab_add_test(test_similarity grading/similarity/test_similarity.cpp LABELS unit grading
+    TIMEOUT 60)
+endif()
+
 # grading/in-vm.sh grades an exercise again, alone, when it ran out of time
 # beside another (stand-in check programs: this is about the order only). It
 # needs no device, and spends its time starting shell programs, which the
