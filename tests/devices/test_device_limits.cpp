@@ -30,6 +30,7 @@
 
 using lab::test::LoopbackPair;
 using lab::test::poll_completions;
+using lab::test::query_qp;
 using lab::test::state_of;
 using namespace std::chrono_literals;
 
@@ -70,13 +71,6 @@ struct ExtraPair {
         bring_up(pair.port, d.get(), c.get());
     }
 };
-
-ibv_qp_attr query_qp(ibv_qp* qp, int mask) {
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    REQUIRE(ibv_query_qp(qp, &attr, mask, &init) == 0);
-    return attr;
-}
 
 // Every asynchronous event of @p context until none came for @p quiet.
 std::vector<ibv_event_type> drain_async_events(ibv_context* context,

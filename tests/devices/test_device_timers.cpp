@@ -27,6 +27,7 @@
 
 using lab::test::LoopbackPair;
 using lab::test::poll_completions;
+using lab::test::query_qp;
 using lab::test::state_of;
 using namespace std::chrono_literals;
 
@@ -38,9 +39,7 @@ using Clock = std::chrono::steady_clock;
 /// @p timeout: an RTS→RTS modify may not change either (ib_modify_qp_is_ok).
 void reconnect(LoopbackPair& pair, ibv_qp* qp, ibv_qp* peer, std::uint8_t retry_cnt,
                std::uint8_t timeout) {
-    ibv_qp_attr peer_attr{};
-    ibv_qp_init_attr peer_init{};
-    REQUIRE(ibv_query_qp(peer, &peer_attr, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN, &peer_init) == 0);
+    const ibv_qp_attr peer_attr = query_qp(peer, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN);
     ibv_qp_attr reset{};
     reset.qp_state = IBV_QPS_RESET;
     REQUIRE(ibv_modify_qp(qp, &reset, IBV_QP_STATE) == 0);
@@ -51,12 +50,9 @@ void reconnect(LoopbackPair& pair, ibv_qp* qp, ibv_qp* peer, std::uint8_t retry_
     lab::move_to_rts(qp, peer_attr.rq_psn, 16, 7, retry_cnt, timeout);
 }
 
-/// The ACK timeout and retry count ibv_query_qp reports for @p qp.
+/// The state, ACK timeout and retry count ibv_query_qp reports for @p qp.
 ibv_qp_attr timers_of(ibv_qp* qp) {
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    REQUIRE(ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT, &init) == 0);
-    return attr;
+    return query_qp(qp, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT);
 }
 
 /// rxe's count of ACK timeouts that started a resend (RXE_CNT_COMP_RETRY), port 1 of @p context.

@@ -172,10 +172,7 @@ TEST_CASE("rxe takes a path MTU above active_mtu: it checks against max_mtu", "[
     const lab::LocalPort local{port.number, port.gid.index, IBV_MTU_4096};
     const std::uint32_t psn = lab::random_psn();
     lab::move_to_rtr(qp.get(), local, {qp->qp_num, psn, port.attr.lid, port.gid.gid});
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    REQUIRE(ibv_query_qp(qp.get(), &attr, IBV_QP_PATH_MTU, &init) == 0);
-    CHECK(attr.path_mtu == IBV_MTU_4096);
+    CHECK(lab::test::query_qp(qp.get(), IBV_QP_PATH_MTU).path_mtu == IBV_MTU_4096);
     // The QP talks to itself, so the 4096-byte packet never meets the netdev's MTU.
     lab::move_to_rts(qp.get(), psn);
     std::fill(memory.begin(), memory.begin() + 4096, std::byte{0x5a});

@@ -69,9 +69,7 @@ TEST_CASE("an RDMA write refused by the target: QP and MR without REMOTE_WRITE d
 
 TEST_CASE("rxe refuses inline data above max_inline_data with EINVAL", "[lesson07]") {
     lab::test::LoopbackPair pair;
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    REQUIRE(ibv_query_qp(pair.a.get(), &attr, IBV_QP_CAP, &init) == 0);
+    const ibv_qp_attr attr = lab::test::query_qp(pair.a.get(), IBV_QP_CAP);
     const std::size_t too_long = attr.cap.max_inline_data + 1;
     ibv_sge sge{pair.address(0), static_cast<std::uint32_t>(too_long), pair.mr->lkey};
     ibv_send_wr wr{};

@@ -121,11 +121,15 @@ std::vector<ibv_wc> poll_completions(ibv_cq* cq, std::size_t count,
     return found;
 }
 
-ibv_qp_state state_of(ibv_qp* qp) {
+ibv_qp_attr query_qp(ibv_qp* qp, int mask) {
     ibv_qp_attr attr{};
     ibv_qp_init_attr init{};
-    REQUIRE(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0);
-    return attr.qp_state;
+    REQUIRE(ibv_query_qp(qp, &attr, mask, &init) == 0);
+    return attr;
+}
+
+ibv_qp_state state_of(ibv_qp* qp) {
+    return query_qp(qp, IBV_QP_STATE).qp_state;
 }
 
 std::optional<AsyncEvent> next_async_event(ibv_context* context,

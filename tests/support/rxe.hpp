@@ -75,6 +75,9 @@ class LoopbackPair {
 std::vector<ibv_wc> poll_completions(ibv_cq* cq, std::size_t count,
                                      std::chrono::milliseconds timeout);
 
+/// The attributes ibv_query_qp reports for @p qp, those of @p mask filled in.
+ibv_qp_attr query_qp(ibv_qp* qp, int mask);
+
 /// The state ibv_query_qp reports for @p qp.
 ibv_qp_state state_of(ibv_qp* qp);
 
