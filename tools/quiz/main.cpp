@@ -42,17 +42,17 @@ const std::string& say(const std::string& lang, const std::string& key) {
         {"en",
          {{"question", "Question"},
           {"of", "of"},
-          {"run", "Run it on rxe:"},
+          {"run", "Run it on rxe: "},
           {"part", "Part"},
           {"right", "Right."},
           {"wrong", "Wrong."},
-          {"partly", "Partly right:"},
+          {"partly", "Partly right: "},
           {"points", "point(s)"},
-          {"answer", "The answer:"},
-          {"reread", "Reread:"},
-          {"again", "Not understood:"},
+          {"answer", "The answer: "},
+          {"reread", "Reread: "},
+          {"again", "Not understood: "},
           {"no_attempt", "(no attempt spent; answer again)"},
-          {"score", "Score:"},
+          {"score", "Score: "},
           {"saved", "Attempts saved in"},
           {"stopped", "Stopped before the end (no more input)."},
           {"choose", "(one or several letters, e.g. b or a c)"}}},
@@ -72,10 +72,18 @@ const std::string& say(const std::string& lang, const std::string& key) {
           {"score", "得分："},
           {"saved", "作答记录已保存到"},
           {"stopped", "输入已结束，测验未做完。"},
-          {"choose", "（一个或几个字母，例如 b 或 a c）"}}},
+          {"choose", "（一个或几个字母，例如 b 或 a c）"},
+          {"number", "这里要填一个数，例如 42、0x2a 或 2.5"},
+          {"name", "这里要填一个名字，例如 IBV_WC_SUCCESS"},
+          {"choice", "这里要填所选项的字母，例如 b 或 a c，每个字母只写一次"}}},
     };
     const auto found = words.find(lang);
     return (found == words.end() ? words.at("en") : found->second).at(key);
+}
+
+/// "Part 2: ", "小问 2：".
+std::string part_label(const std::string& lang, std::size_t index) {
+    return say(lang, "part") + " " + std::to_string(index + 1) + (lang == "en" ? ": " : "：");
 }
 
 std::string language_from_environment() {
@@ -233,7 +241,7 @@ int take(const Options& options, const std::string& name) {
                       << questions.size() << " [" << q.id << "]\n";
         }
         if (q.is_run()) {
-            std::cout << say(lang, "run") << " " << substitute(q.run, drawn.values) << "\n";
+            std::cout << say(lang, "run") << substitute(q.run, drawn.values) << "\n";
         }
         std::cout << substitute(q.text.in(lang), drawn.values) << "\n";
         std::vector<PartResult> results;
@@ -241,8 +249,8 @@ int take(const Options& options, const std::string& name) {
         for (std::size_t p = 0; p < q.parts.size(); ++p) {
             const Part& part = q.parts[p];
             if (q.parts.size() > 1) {
-                std::cout << say(lang, "part") << " " << p + 1 << ": "
-                          << substitute(part.prompt.in(lang), drawn.values) << "\n";
+                std::cout << part_label(lang, p) << substitute(part.prompt.in(lang), drawn.values)
+                          << "\n";
             }
             for (const auto& [letter, text] : part.options) {
                 std::cout << "  " << letter << ") " << substitute(text.in(lang), drawn.values)
@@ -263,8 +271,10 @@ int take(const Options& options, const std::string& name) {
                 }
                 PartResult result = check_part(part, drawn.values, input);
                 if (!result.parsed) {
-                    std::cout << say(lang, "again") << " " << result.problem << " "
-                              << say(lang, "no_attempt") << "\n";
+                    std::cout << say(lang, "again")
+                              << (lang == "en" ? result.problem
+                                               : say(lang, std::string(kind_name(part.kind))))
+                              << (lang == "en" ? " " : "") << say(lang, "no_attempt") << "\n";
                     continue;
                 }
                 given.push_back(result.given);
@@ -303,31 +313,28 @@ int take(const Options& options, const std::string& name) {
             std::cout << say(lang, "right") << "\n";
         } else {
             std::cout << (wrong ? say(lang, "wrong")
-                                : say(lang, "partly") + " " + points_text(points) + "/" +
+                                : say(lang, "partly") + points_text(points) + "/" +
                                       points_text(q.points) + " " + say(lang, "points"))
                       << "\n";
             for (std::size_t p = 0; p < results.size(); ++p) {
                 if (results[p].score >= 1) {
                     continue;
                 }
-                std::cout << (q.parts.size() > 1
-                                  ? say(lang, "part") + " " + std::to_string(p + 1) + ": "
-                                  : "")
-                          << say(lang, "answer") << " " << results[p].expected << "\n";
+                std::cout << (q.parts.size() > 1 ? part_label(lang, p) : "") << say(lang, "answer")
+                          << results[p].expected << "\n";
                 if (results[p].note != nullptr) {
                     std::cout << substitute(results[p].note->text.in(lang), drawn.values) << "\n";
                 }
             }
         }
         std::cout << substitute(q.explain.in(lang), drawn.values) << "\n";
-        std::cout << say(lang, "reread") << " " << q.reread.in(lang) << "\n";
+        std::cout << say(lang, "reread") << q.reread.in(lang) << "\n";
     }
     if (stopped) {
         std::cout << "\n" << say(lang, "stopped") << "\n";
     }
     std::cout << "\n"
-              << say(lang, "score") << " " << points_text(total) << " / " << points_text(possible)
-              << "\n"
+              << say(lang, "score") << points_text(total) << " / " << points_text(possible) << "\n"
               << say(lang, "saved") << " " << log_path.string() << "\n";
     return 0;
 }
@@ -392,7 +399,7 @@ int main(int argc, char** argv) {
                                                                  : "student";
     }
     try {
-        if (words.empty() || words[0] == "list") {
+        if (words.empty() || words[0] == "list" || (words[0] == "take" && words.size() == 1)) {
             return list(options.banks, options.lang);
         }
         if (words[0] == "check") {

@@ -774,6 +774,11 @@ std::string substitute(std::string_view text, const Values& values) {
             break;
         }
         out += text.substr(pos, open - pos);
+        if (open + 1 < text.size() && text[open + 1] == '{') {  // "{{" is a brace
+            out += '{';
+            pos = open + 2;
+            continue;
+        }
         const auto close = text.find('}', open);
         if (close == std::string_view::npos) {
             throw std::invalid_argument("a '{' without its '}' in: " + std::string(text));

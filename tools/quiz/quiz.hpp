@@ -34,7 +34,8 @@
  *     explain: ...                  (and explain.zh-CN, reread, reread.zh-CN)
  *
  * `{...}` is an integer expression over the parameters (+ - * / %, brackets,
- * min, max, ceil_div, next_pow2), replaced in every text and answer. A
+ * min, max, ceil_div, next_pow2), replaced in every text and answer ("{{" is
+ * a brace). A
  * question has one or more parts (`kind:` or `part:` starts one, each with its
  * answer); a choice part lists `option a: ...` lines and one or several right
  * letters. Scores are per part, the question's points shared among its parts.
