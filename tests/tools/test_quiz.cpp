@@ -321,6 +321,24 @@ TEST_CASE("a variant is the same for the same student, quiz and salt, and differ
     CHECK(draw_quiz(longer, seed)[1].values == draw_quiz(bank, seed)[0].values);
 }
 
+TEST_CASE("an attempt policy: declining points, and a fresh variant after a miss", "[quiz]") {
+    const Bank bank = parse_bank(kSmallBank, "small.quiz");
+    const auto seed = quiz_seed("alice", bank.quiz, "2026-fall");
+    const Drawn first = draw_quiz(bank, seed).front();
+    const AttemptPolicy declining{{1.0, 0.5, 0.25}, false};
+    CHECK(attempt_weight(declining, 0) == 1.0);
+    CHECK(attempt_weight(declining, 2) == 0.25);
+    CHECK(attempt_weight(declining, 3) == 0.0);
+    CHECK(variant_for_attempt(first, seed, 1, declining).values == first.values);
+    const AttemptPolicy fresh{{1.0, 1.0}, true};
+    CHECK(variant_for_attempt(first, seed, 0, fresh).values == first.values);
+    const auto second = variant_for_attempt(first, seed, 1, fresh);
+    CHECK(second.question == first.question);
+    CHECK(second.values != first.values);
+    CHECK(variant_for_attempt(first, seed, 1, fresh).values == second.values);  // reproducible
+    CHECK(variant_for_attempt(first, seed, 2, fresh).values != second.values);
+}
+
 TEST_CASE("a pool draws N of its M questions, in a shuffled order, where the pool stands",
           "[quiz]") {
     const Bank bank = parse_bank(kSmallBank, "small.quiz");

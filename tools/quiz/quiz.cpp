@@ -854,6 +854,18 @@ std::vector<Drawn> draw_quiz(const Bank& bank, std::uint64_t seed) {
     return drawn;
 }
 
+double attempt_weight(const AttemptPolicy& policy, unsigned attempt) {
+    return attempt < policy.weights.size() ? policy.weights[attempt] : 0.0;
+}
+
+Drawn variant_for_attempt(const Drawn& first, std::uint64_t seed, unsigned attempt,
+                          const AttemptPolicy& policy) {
+    if (attempt == 0 || !policy.fresh_variant) {
+        return first;
+    }
+    return draw_one(*first.question, hash64("attempt:" + std::to_string(attempt), seed));
+}
+
 PartResult check_part(const Part& part, const Values& values, std::string_view input,
                       const std::optional<std::string>& key) {
     PartResult result;

@@ -166,6 +166,21 @@ struct Drawn {
 /// kept) where the pool's first member stands.
 std::vector<Drawn> draw_quiz(const Bank& bank, std::uint64_t seed);
 
+/// What a further attempt at a missed question gets (the graded mode's
+/// policy; practice asks each question once).
+struct AttemptPolicy {
+    std::vector<double> weights{1.0};  ///< share of the points at attempt 1, 2, ...; none beyond
+    bool fresh_variant = false;        ///< a new draw of the parameters after a miss
+};
+
+/// Share of the points attempt @p attempt (0 is the first) may earn.
+double attempt_weight(const AttemptPolicy& policy, unsigned attempt);
+
+/// The variant of attempt @p attempt of @p first's question: @p first itself,
+/// or with fresh_variant a new draw, as reproducible as the first.
+Drawn variant_for_attempt(const Drawn& first, std::uint64_t seed, unsigned attempt,
+                          const AttemptPolicy& policy);
+
 /// How one answer to one part fared.
 struct PartResult {
     bool parsed = false;              ///< false: the input was not understood, no attempt spent
