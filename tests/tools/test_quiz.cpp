@@ -469,6 +469,44 @@ TEST_CASE("expressions in texts and keys", "[quiz]") {
     CHECK_THROWS_AS(substitute("{N", v), std::invalid_argument);
 }
 
+TEST_CASE("lab-quiz --rerun runs the run-it questions and compares their output with the key",
+          "[quiz]") {
+    const fs::path banks = fs::temp_directory_path() / ("quiz-banks-" + std::to_string(::getpid()));
+    fs::create_directories(banks);
+    std::ofstream(banks / "98_rerun.quiz") << R"(quiz: 98_rerun
+title: T
+question: 98.agree
+param: N = 8 | 16
+run: printf 'requested %d, granted %d\n' {N} {next_pow2(N + 1) - 1}
+text: t
+kind: number
+read: granted (\d+)
+answer: {next_pow2(N + 1) - 1}
+question: 98.differ
+run: echo 'status 12'
+text: t
+kind: number
+read: status (\d+)
+answer: 13
+question: 98.silent
+run: true
+text: t
+kind: name
+read: state (\w+)
+answer: RTS
+)";
+    const auto result = lab::test::run({lab::test::program("tools/quiz/lab-quiz"), "--banks",
+                                        banks.string(), "--rerun", "take", "98"});
+    INFO(result.out << result.err);
+    CHECK(result.exit_code == 1);
+    CHECK(std::regex_search(result.out,
+                            std::regex(R"(printed '(15|31)', the bank's key '(15|31)': agree)")));
+    CHECK(has(result.out, "printed '12', the bank's key '13': DIFFER"));
+    CHECK(has(result.out, "the output has no match for 'state (\\w+)'"));
+    CHECK(has(result.out, "3 part(s) re-run, 2 not as the bank says"));
+    fs::remove_all(banks);
+}
+
 TEST_CASE("a run question's key can come from a re-run (the graded mode's hook)", "[quiz]") {
     const Bank bank = load_bank((kSource / "quizzes/03_completion_queue.quiz").string());
     const auto question = std::find_if(bank.questions.begin(), bank.questions.end(),

@@ -4,6 +4,7 @@
 //   lab-quiz [--banks DIR] list
 //   lab-quiz [--banks DIR] check [FILE...]
 //   lab-quiz [--banks DIR] [--answers DIR] [--lang L] [--student ID] [--salt S] take QUIZ
+//   lab-quiz [--banks DIR] [--student ID] [--salt S] --rerun take QUIZ
 //
 // `take` asks one lesson's questions at the terminal, one by one; after each
 // answer it says whether it was right, explains, and names the section to
@@ -11,6 +12,8 @@
 // time, question, variant, answer, right/partial/wrong, points. Input that is
 // not understood (a word where a number belongs) is asked again and costs no
 // attempt. `check` refuses a bank that does not parse or lacks a language.
+// `--rerun` runs the quiz's "run it" questions (in the checkout: ./lab run
+// ...) and says where the output and the bank's key disagree.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -191,6 +195,7 @@ struct Options {
     std::string lang;
     std::string student;
     std::string salt = "practice";
+    bool rerun = false;
 };
 
 fs::path find_bank(const fs::path& dir, const std::string& name) {
@@ -339,11 +344,64 @@ int take(const Options& options, const std::string& name) {
     return 0;
 }
 
+/// Runs a command through the shell, its stderr with its stdout: the
+/// Runner of `--rerun` (the graded mode passes its sandbox instead).
+std::optional<std::string> run_command(const std::string& command) {
+    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) {
+        return std::nullopt;
+    }
+    std::string output;
+    char buffer[4096];
+    std::size_t got = 0;
+    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
+        output.append(buffer, got);
+    }
+    ::pclose(pipe);
+    return output;
+}
+
+/// --rerun: every "run it" question of the quiz (this student's variant) is
+/// run, and what it printed is compared with the bank's key, part by part.
+/// For whoever writes or checks a bank on rxe; the graded mode keys its run
+/// questions the same way (keys_from_run), in its sandbox.
+int rerun(const Options& options, const std::string& name) {
+    const Bank bank = load_bank(find_bank(options.banks, name).string());
+    const auto seed = quiz_seed(options.student, bank.quiz, options.salt);
+    int disagree = 0, checked = 0;
+    for (const auto& drawn : draw_quiz(bank, seed)) {
+        const Question& q = *drawn.question;
+        if (!q.is_run()) {
+            continue;
+        }
+        const std::string command = substitute(q.run, drawn.values);
+        std::cout << q.id << " (" << drawn.variant() << "): " << command << "\n" << std::flush;
+        const auto keys = keys_from_run(drawn, run_command);
+        for (std::size_t p = 0; p < q.parts.size(); ++p) {
+            ++checked;
+            const std::string bank_key = check_part(q.parts[p], drawn.values, "").expected;
+            if (!keys[p]) {
+                std::cout << "  part " << p + 1 << ": the output has no match for '"
+                          << q.parts[p].read << "'\n";
+                ++disagree;
+                continue;
+            }
+            const bool agree = check_part(q.parts[p], drawn.values, *keys[p]).score >= 1;
+            std::cout << "  part " << p + 1 << ": printed '" << *keys[p] << "', the bank's key '"
+                      << bank_key << "': " << (agree ? "agree" : "DIFFER") << "\n";
+            disagree += agree ? 0 : 1;
+        }
+    }
+    std::cout << checked << " part(s) re-run, " << disagree << " not as the bank says\n";
+    return disagree == 0 ? 0 : 1;
+}
+
 int usage(std::ostream& out, int status) {
     out << "usage: lab-quiz [--banks DIR] list\n"
            "       lab-quiz [--banks DIR] check [FILE...]\n"
            "       lab-quiz [--banks DIR] [--answers DIR] [--lang en|zh-CN] [--student ID]\n"
-           "                [--salt S] take QUIZ        (QUIZ: 03 or 03_completion_queue)\n";
+           "                [--salt S] [--rerun] take QUIZ   (QUIZ: 03 or 03_completion_queue)\n"
+           "  --rerun: run the quiz's \"run it\" questions and compare the output with the key\n";
     return status;
 }
 
@@ -371,6 +429,8 @@ int main(int argc, char** argv) {
                 options.student = value();
             } else if (arg == "--salt") {
                 options.salt = value();
+            } else if (arg == "--rerun") {
+                options.rerun = true;
             } else if (arg == "-h" || arg == "--help") {
                 return usage(std::cout, 0);
             } else if (arg.starts_with("-")) {
@@ -412,7 +472,7 @@ int main(int argc, char** argv) {
             return check(files);
         }
         if (words[0] == "take" && words.size() == 2) {
-            return take(options, words[1]);
+            return options.rerun ? rerun(options, words[1]) : take(options, words[1]);
         }
         return usage(std::cerr, 2);
     } catch (const std::exception& e) {
