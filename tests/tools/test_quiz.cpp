@@ -466,6 +466,7 @@ TEST_CASE("expressions in texts and keys", "[quiz]") {
     CHECK_THROWS_AS(evaluate("M", v), std::invalid_argument);
     CHECK_THROWS_AS(evaluate("sqrt(N)", v), std::invalid_argument);
     CHECK_THROWS_AS(evaluate("(N", v), std::invalid_argument);
+    CHECK_THROWS_AS(evaluate("next_pow2(4611686018427387905)", v), std::invalid_argument);
     CHECK_THROWS_AS(substitute("{N", v), std::invalid_argument);
 }
 

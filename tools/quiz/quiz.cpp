@@ -284,6 +284,9 @@ class Evaluator {
         }
         if (name == "next_pow2") {
             want(1);
+            if (args[0] > (std::int64_t{1} << 62)) {
+                fail("next_pow2 of a number above 2^62");
+            }
             std::int64_t power = 1;
             while (power < args[0]) {
                 power *= 2;
