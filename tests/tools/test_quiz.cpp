@@ -285,6 +285,15 @@ TEST_CASE("a malformed bank is refused with one line naming the file and the lin
     CHECK(named("no parameter 'M'"));
 }
 
+TEST_CASE("a continued line joins with a space, but not inside Chinese text", "[quiz]") {
+    const Bank bank = parse_bank(
+        "quiz: 99_test\ntitle: a\n  b\ntitle.zh-CN: 第一行\n  第二行，\n"
+        "  VmPin 的值：\n  {1 + 1} kB。\n  RDMA\n",
+        "j.quiz");
+    CHECK(bank.title.in("en") == "a b");
+    CHECK(bank.title.in("zh-CN") == "第一行第二行，VmPin 的值：{1 + 1} kB。RDMA");
+}
+
 TEST_CASE("a variant is the same for the same student, quiz and salt, and differs for others",
           "[quiz]") {
     const Bank bank = parse_bank(kSmallBank, "small.quiz");

@@ -156,6 +156,39 @@ std::string show_letters(const std::string& letters) {
     return out;
 }
 
+/// The code point that ends (@p last) or begins @p text; 0 if none.
+char32_t code_point(std::string_view text, bool last) {
+    if (text.empty()) {
+        return 0;
+    }
+    std::size_t at = 0;
+    if (last) {
+        at = text.size() - 1;
+        while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80) {
+            --at;
+        }
+    }
+    const auto lead = static_cast<unsigned char>(text[at]);
+    const std::size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    char32_t code = length == 1 ? lead : lead & (0x7f >> length);
+    for (std::size_t k = 1; k < length && at + k < text.size(); ++k) {
+        code = (code << 6) | (static_cast<unsigned char>(text[at + k]) & 0x3f);
+    }
+    return code;
+}
+
+/// Chinese text has no space where a line breaks: between two Chinese
+/// characters, or next to full-width punctuation. Elsewhere a break is a space.
+bool joins_without_space(std::string_view before, std::string_view after) {
+    const auto wide = [](char32_t c) { return c >= 0x2e80; };
+    const auto punctuation = [](char32_t c) {
+        return (c >= 0x3000 && c <= 0x303f) || (c >= 0xff00 && c <= 0xffef);
+    };
+    const char32_t a = code_point(before, true);
+    const char32_t b = code_point(after, false);
+    return (wide(a) && wide(b)) || punctuation(a) || punctuation(b);
+}
+
 // --- expressions -----------------------------------------------------------------
 
 class Evaluator {
@@ -362,10 +395,7 @@ class Parser {
                 // (none is written there); anywhere else it is one.
                 auto& value = lines.back().value;
                 const std::string more = trim(raw);
-                const bool wide = !value.empty() && !more.empty() &&
-                                  static_cast<unsigned char>(value.back()) >= 0x80 &&
-                                  static_cast<unsigned char>(more.front()) >= 0x80;
-                value += (wide ? "" : " ") + more;
+                value += (joins_without_space(value, more) ? "" : " ") + more;
                 continue;
             }
             const auto colon = raw.find(':');
