@@ -230,7 +230,7 @@ int take(const Options& options, const std::string& name) {
     log.flush();
 
     const bool interactive = isatty(STDIN_FILENO) != 0;
-    std::cout << bank.quiz << ": " << bank.title.in(lang) << "\n";
+    std::cout << bank.quiz << (lang == "en" ? ": " : "：") << bank.title.in(lang) << "\n";
     double total = 0, possible = 0;
     bool stopped = false;
     for (std::size_t n = 0; n < questions.size() && !stopped; ++n) {
@@ -325,8 +325,14 @@ int take(const Options& options, const std::string& name) {
                 if (results[p].score >= 1) {
                     continue;
                 }
-                std::cout << (q.parts.size() > 1 ? part_label(lang, p) : "") << say(lang, "answer")
-                          << results[p].expected << "\n";
+                if (q.parts.size() == 1) {
+                    std::cout << say(lang, "answer");
+                } else if (lang == "en") {
+                    std::cout << "Part " << p + 1 << ", the answer: ";
+                } else {
+                    std::cout << say(lang, "part") << " " << p + 1 << " 的" << say(lang, "answer");
+                }
+                std::cout << results[p].expected << "\n";
                 if (results[p].note != nullptr) {
                     std::cout << substitute(results[p].note->text.in(lang), drawn.values) << "\n";
                 }
