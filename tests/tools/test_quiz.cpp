@@ -230,6 +230,36 @@ TEST_CASE("the shipped keys agree with the device page", "[quiz]") {
     CHECK(match[1] == "127");
 }
 
+TEST_CASE("each run question's key agrees with the sample output its lesson's README shows",
+          "[quiz]") {
+    // A run question whose command is the lesson with no arguments reads its
+    // answer from output the README shows under "What you see" (run on rxe):
+    // the pattern must find it there, and the bank's key must be what it finds.
+    int checked = 0;
+    for (const auto& path : shipped_banks()) {
+        const Bank bank = load_bank(path.string());
+        const std::string readme = read_file(kSource / "lessons" / bank.quiz / "README.md");
+        const auto from = readme.find("\n## What you see");
+        const auto to = readme.find("\n## ", from + 1);
+        REQUIRE(from != std::string::npos);
+        const std::string sample = readme.substr(from, to - from);
+        for (const auto& q : bank.questions) {
+            if (q.run != "./lab run " + bank.quiz || !q.params.empty()) {
+                continue;
+            }
+            const Drawn drawn{&q, {}};
+            const auto keys = keys_from_run(drawn, [&](const std::string&) { return sample; });
+            for (std::size_t p = 0; p < q.parts.size(); ++p) {
+                INFO(q.id << " part " << p + 1 << ": " << q.parts[p].read);
+                REQUIRE(keys[p].has_value());
+                CHECK(check_part(q.parts[p], {}, *keys[p]).score == 1);
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked >= 8);
+}
+
 TEST_CASE("a malformed bank is refused with one line naming the file and the line", "[quiz]") {
     struct Case {
         std::string bank;
