@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -632,6 +633,34 @@ TEST_CASE(
     CHECK(has(chinese.out, "重读：" + bank.questions[0].reread.in("zh-CN")));
     CHECK(has(chinese.out, "输入已结束"));
     CHECK(lab::test::lines(read_file(answers / "01_devices.txt")).size() >= 11);
+
+    // LANG=zh... asks in Chinese without --lang (LC_ALL and LC_MESSAGES, which
+    // come first, unset for the run).
+    {
+        const auto saved = [](const char* name) {
+            const char* value = std::getenv(name);
+            return value == nullptr ? std::optional<std::string>() : std::string(value);
+        };
+        const auto lc_all = saved("LC_ALL"), lc_messages = saved("LC_MESSAGES"),
+                   lang = saved("LANG");
+        ::unsetenv("LC_ALL");
+        ::unsetenv("LC_MESSAGES");
+        ::setenv("LANG", "zh_CN.UTF-8", 1);
+        const auto by_lang = lab::test::run_with_input(
+            {lab, "quiz", "01", "--student", "test-student", "--answers", answers.string()}, "0\n");
+        const auto restore = [](const char* name, const std::optional<std::string>& value) {
+            if (value) {
+                ::setenv(name, value->c_str(), 1);
+            } else {
+                ::unsetenv(name);
+            }
+        };
+        restore("LC_ALL", lc_all);
+        restore("LC_MESSAGES", lc_messages);
+        restore("LANG", lang);
+        CHECK(has(by_lang.out, "错误。"));
+        CHECK(has(by_lang.out, bank.questions[0].parts[0].wrong[0].text.in("zh-CN")));
+    }
 
     // An unknown quiz is one line and a non-zero exit.
     const auto unknown = lab::test::run({lab, "quiz", "77"});

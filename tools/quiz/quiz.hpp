@@ -48,8 +48,11 @@
  *
  * "Run it" questions carry the command (`run:`) and, per part, a pattern
  * (`read:`) that finds the answer in the program's output. Practice checks
- * the answer against the bank's key; the graded mode passes a Runner to
- * keys_from_run() and checks against what the re-run printed instead.
+ * the answer against the bank's key; the graded mode passes a Runner (its
+ * sandbox on rxe) to keys_from_run() and checks against what the re-run
+ * printed instead (`lab-quiz --rerun` does it with the shell, to check a
+ * bank). What a second attempt earns, and whether it gets a fresh variant,
+ * is an AttemptPolicy; practice asks each question once.
  */
 #pragma once
 
