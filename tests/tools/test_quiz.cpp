@@ -287,6 +287,8 @@ TEST_CASE("a malformed bank is refused with one line naming the file and the lin
         {head + question + "kind: number\nanswer: 1\nwrong: 2 no arrow\n", 7, "=>"},
         {head + question + "kind: number\nread: no group\nanswer: 1\n", 6, "group"},
         {head + question + "kind: sometimes\n", 5, "unknown kind"},
+        {head + question + "kind: number\namong: errno\n", 6, "'among' is for a name part"},
+        {head + question + "kind: name\namong: colours\n", 6, "'among' is for a name part"},
         {head + question + "kind: number\n", 5, "no 'answer:'"},
         {head + question + "kind: number\nanswer: 1\ntext: again\n", 7, "a second 'text'"},
         {head + question + "kind: choice\noption.zh-CN a: 甲\n", 6, "before its English"},
@@ -470,6 +472,42 @@ wrong: a b => d too
         CHECK(check_part(name, {}, "IBV_WC_SUCCESS").note == nullptr);
         CHECK(!check_part(name, {}, "   ").parsed);
         CHECK(check_part(name, {}, "x").expected == "IBV_WC_RNR_RETRY_EXC_ERR");
+    }
+    SECTION("a name outside its family is not understood, and costs no attempt") {
+        const Bank families = parse_bank(R"(quiz: 99_test
+title: T
+question: e
+text: t
+kind: name
+among: errno
+answer: EBUSY
+question: w
+text: t
+kind: name
+among: wc-status
+answer: IBV_WC_RNR_RETRY_EXC_ERR | RNR retry counter exceeded
+question: q
+text: t
+kind: name
+among: qp-state
+answer: INIT
+)",
+                                         "f.quiz");
+        const Part& errno_part = families.questions[0].parts[0];
+        const Part& status = families.questions[1].parts[0];
+        const Part& state = families.questions[2].parts[0];
+        CHECK(check_part(errno_part, {}, "ebusy").score == 1);
+        CHECK(check_part(errno_part, {}, "EINVAL").parsed);  // wrong, but an errno
+        CHECK(check_part(errno_part, {}, "Invalid argument").parsed);
+        CHECK(!check_part(errno_part, {}, "busy").parsed);
+        CHECK(has(check_part(errno_part, {}, "busy").problem, "not an errno name"));
+        CHECK(check_part(status, {}, "RETRY_EXC_ERR").parsed);
+        CHECK(check_part(status, {}, "rnr retry counter exceeded").score ==
+              1);  // the key's own text
+        CHECK(!check_part(status, {}, "IBV_WC_RNR_RETRY").parsed);
+        CHECK(check_part(state, {}, "IBV_QPS_INIT").score == 1);
+        CHECK(check_part(state, {}, "rts").parsed);
+        CHECK(!check_part(state, {}, "ready").parsed);
     }
     SECTION("choices, one share per right letter") {
         CHECK(near(check_part(choice, {}, "a b d").score, 1));

@@ -79,6 +79,10 @@ const std::string& say(const std::string& lang, const std::string& key) {
           {"choose", "（一个或几个字母，例如 b 或 a c）"},
           {"number", "这里要填一个数，例如 42、0x2a 或 2.5"},
           {"name", "这里要填一个名字，例如 IBV_WC_SUCCESS"},
+          {"name errno", "这里要填一个 errno 名字（例如 EINVAL）或它的错误信息"},
+          {"name wc-status", "这里要填一个完成状态，例如 IBV_WC_SUCCESS"},
+          {"name qp-state", "这里要填一个 QP 状态，例如 RTS"},
+          {"name port-state", "这里要填一个端口状态，例如 PORT_ACTIVE"},
           {"choice", "这里要填所选项的字母，例如 b 或 a c，每个字母只写一次"}}},
     };
     const auto found = words.find(lang);
@@ -276,9 +280,14 @@ int take(const Options& options, const std::string& name) {
                 }
                 PartResult result = check_part(part, drawn.values, input);
                 if (!result.parsed) {
+                    // In Chinese, what the part wants (its family, for a name given).
+                    std::string wanted(kind_name(part.kind));
+                    if (!part.among.empty() &&
+                        input.find_first_not_of(" \t\r") != std::string::npos) {
+                        wanted += " " + part.among;
+                    }
                     std::cout << say(lang, "again")
-                              << (lang == "en" ? result.problem
-                                               : say(lang, std::string(kind_name(part.kind))))
+                              << (lang == "en" ? result.problem : say(lang, wanted))
                               << (lang == "en" ? " " : "") << say(lang, "no_attempt") << "\n";
                     continue;
                 }

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -187,6 +189,93 @@ bool joins_without_space(std::string_view before, std::string_view after) {
     const char32_t a = code_point(before, true);
     const char32_t b = code_point(after, false);
     return (wide(a) && wide(b)) || punctuation(a) || punctuation(b);
+}
+
+/// The families a name part may restrict its answers to (`among:`).
+const std::map<std::string, std::vector<std::string>>& families() {
+    static const std::map<std::string, std::vector<std::string>> names = {
+        {"wc-status",
+         {"IBV_WC_SUCCESS",
+          "IBV_WC_LOC_LEN_ERR",
+          "IBV_WC_LOC_QP_OP_ERR",
+          "IBV_WC_LOC_EEC_OP_ERR",
+          "IBV_WC_LOC_PROT_ERR",
+          "IBV_WC_WR_FLUSH_ERR",
+          "IBV_WC_MW_BIND_ERR",
+          "IBV_WC_BAD_RESP_ERR",
+          "IBV_WC_LOC_ACCESS_ERR",
+          "IBV_WC_REM_INV_REQ_ERR",
+          "IBV_WC_REM_ACCESS_ERR",
+          "IBV_WC_REM_OP_ERR",
+          "IBV_WC_RETRY_EXC_ERR",
+          "IBV_WC_RNR_RETRY_EXC_ERR",
+          "IBV_WC_LOC_RDD_VIOL_ERR",
+          "IBV_WC_REM_INV_RD_REQ_ERR",
+          "IBV_WC_REM_ABORT_ERR",
+          "IBV_WC_INV_EECN_ERR",
+          "IBV_WC_INV_EEC_STATE_ERR",
+          "IBV_WC_FATAL_ERR",
+          "IBV_WC_RESP_TIMEOUT_ERR",
+          "IBV_WC_GENERAL_ERR",
+          "IBV_WC_TM_ERR",
+          "IBV_WC_TM_RNDV_INCOMPLETE"}},
+        {"qp-state",
+         {"IBV_QPS_RESET", "IBV_QPS_INIT", "IBV_QPS_RTR", "IBV_QPS_RTS", "IBV_QPS_SQD",
+          "IBV_QPS_SQE", "IBV_QPS_ERR", "IBV_QPS_UNKNOWN"}},
+        {"port-state",
+         {"IBV_PORT_NOP", "IBV_PORT_DOWN", "IBV_PORT_INIT", "IBV_PORT_ARMED", "IBV_PORT_ACTIVE",
+          "IBV_PORT_ACTIVE_DEFER"}},
+        {"errno", {}},  // E followed by letters and digits, or a strerror() text
+    };
+    return names;
+}
+
+/// The constant of @p family that @p given (normalised) names, written in
+/// full and normalised (ibv_qps_rts for rts), or @p given itself.
+std::string canonical(const std::string& family, const std::string& given) {
+    if (family.empty() || family == "errno") {
+        return given;
+    }
+    for (const auto& constant : families().at(family)) {
+        const std::string full = normalise_name(constant);
+        for (const std::string prefix : {"ibv_wc_", "ibv_qps_", "ibv_port_", "ibv_"}) {
+            if (full.starts_with(prefix) && given == full.substr(prefix.size())) {
+                return full;
+            }
+        }
+    }
+    return given;
+}
+
+/// Whether @p given (normalised) names a member of @p family: the constant,
+/// or the constant without its prefix (RTS for IBV_QPS_RTS; a port state
+/// also as PORT_ACTIVE, the way ibv_devinfo prints it).
+bool in_family(const std::string& family, const std::string& given) {
+    if (family == "errno") {
+        const bool name = given.size() >= 3 && given.size() <= 16 && given[0] == 'e' &&
+                          std::ranges::all_of(given, [](char c) {
+                              return std::islower(static_cast<unsigned char>(c)) ||
+                                     std::isdigit(static_cast<unsigned char>(c));
+                          });
+        for (int number = 1; !name && number < 200; ++number) {
+            if (normalise_name(std::strerror(number)) == given) {
+                return true;
+            }
+        }
+        return name;
+    }
+    for (const auto& constant : families().at(family)) {
+        const std::string full = normalise_name(constant);
+        for (const std::string prefix : {"ibv_wc_", "ibv_qps_", "ibv_port_", "ibv_"}) {
+            if (full.starts_with(prefix) && given == full.substr(prefix.size())) {
+                return true;
+            }
+        }
+        if (given == full) {
+            return true;
+        }
+    }
+    return false;
 }
 
 // --- expressions -----------------------------------------------------------------
@@ -585,6 +674,14 @@ class Parser {
                 fail(line.number, "a tolerance is a number or a percentage, for a number part");
             }
             part.tolerance = line.value;
+        } else if (key == "among") {
+            english_only(line);
+            Part& part = current_part(line);
+            if (part.kind != Kind::name || families().count(line.value) == 0) {
+                fail(line.number,
+                     "'among' is for a name part: errno, wc-status, qp-state or port-state");
+            }
+            part.among = line.value;
         } else if (key == "read") {
             english_only(line);
             try {
@@ -944,23 +1041,42 @@ PartResult check_part(const Part& part, const Values& values, std::string_view i
             const auto alternatives = split(answer, '|');
             result.expected = alternatives.front();
             result.given = trim(input);
-            const std::string given = normalise_name(input);
+            const std::string given = canonical(part.among, normalise_name(input));
+            const auto same = [&](const std::string& other) {
+                return canonical(part.among, normalise_name(other)) == given;
+            };
             if (given.empty()) {
                 result.problem = "expected a name, e.g. IBV_WC_SUCCESS";
                 return result;
             }
+            if (!part.among.empty() && !in_family(part.among, given)) {
+                // The bank's own answers and wrong answers are always understood.
+                bool listed = std::ranges::any_of(alternatives,
+                                                  [&](const std::string& a) { return same(a); });
+                for (const auto& note : part.wrong) {
+                    for (const auto& value : split(substitute(note.value, values), '|')) {
+                        listed = listed || same(value);
+                    }
+                }
+                if (!listed) {
+                    static const std::map<std::string, std::string> kinds = {
+                        {"errno", "an errno name, e.g. EINVAL"},
+                        {"wc-status", "a completion status, e.g. IBV_WC_SUCCESS"},
+                        {"qp-state", "a QP state, e.g. RTS"},
+                        {"port-state", "a port state, e.g. PORT_ACTIVE"}};
+                    result.problem = "'" + result.given + "' is not " + kinds.at(part.among);
+                    return result;
+                }
+            }
             result.parsed = true;
             result.score =
-                std::ranges::any_of(
-                    alternatives, [&](const std::string& a) { return normalise_name(a) == given; })
+                std::ranges::any_of(alternatives, [&](const std::string& a) { return same(a); })
                     ? 1
                     : 0;
             if (result.score == 0) {
                 for (const auto& note : part.wrong) {
                     const auto value = split(substitute(note.value, values), '|');
-                    if (std::ranges::any_of(value, [&](const std::string& v) {
-                            return normalise_name(v) == given;
-                        })) {
+                    if (std::ranges::any_of(value, [&](const std::string& v) { return same(v); })) {
                         result.note = &note;
                         break;
                     }

@@ -33,6 +33,10 @@
  *     wrong: {N} => The number asked for, not the one granted.
  *     explain: ...                  (and explain.zh-CN, reread, reread.zh-CN)
  *
+ * A name part may say `among: errno` (or wc-status, qp-state, port-state):
+ * an answer outside that family (a typo, a word from another family) is not
+ * understood, and costs no attempt, like a word where a number belongs.
+ *
  * `{...}` is an integer expression over the parameters (+ - * / %, brackets,
  * min, max, ceil_div, next_pow2), replaced in every text and answer ("{{" is
  * a brace). A
@@ -96,7 +100,8 @@ struct Part {
     std::string answer;     ///< the key, may hold {expressions}; names: "A | B"
     std::string tolerance;  ///< numbers: "0.5" (absolute) or "5%" (relative)
     std::vector<std::pair<char, Text>> options;  ///< choices: letter and text
-    std::string read;  ///< run questions: a pattern whose group 1 is the answer
+    std::string read;   ///< run questions: a pattern whose group 1 is the answer
+    std::string among;  ///< names: the family an answer must belong to, or empty
     std::vector<WrongNote> wrong;
     int line = 0;
 };
