@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -584,6 +585,33 @@ answer: RTS
     CHECK(has(result.out, "the output has no match for 'state (\\w+)'"));
     CHECK(has(result.out, "3 part(s) re-run, 2 not as the bank says"));
     fs::remove_all(banks);
+}
+
+TEST_CASE("lab-quiz key prints one student's variants and keys, the same at every call", "[quiz]") {
+    const auto keys = [](const std::string& student) {
+        return lab::test::run({lab::test::program("tools/quiz/lab-quiz"), "--banks",
+                               (kSource / "quizzes").string(), "--student", student, "--salt",
+                               "2026-fall", "key", "03"});
+    };
+    const auto alice = keys("alice");
+    CHECK(alice.exit_code == 0);
+    CHECK(alice.out == keys("alice").out);
+    // 03.granted: N from 8, 16, 32, 100, 200 and rxe's 2^k - 1 for it.
+    std::smatch match;
+    REQUIRE(std::regex_search(alice.out, match, std::regex(R"(03\.granted\tN=(\d+)\t(\d+)\n)")));
+    const std::map<std::string, std::string> granted = {
+        {"8", "15"}, {"16", "31"}, {"32", "63"}, {"100", "127"}, {"200", "255"}};
+    CHECK(granted.at(match[1]) == match[2]);
+    CHECK(has(alice.out, "03.failed-fields\t-\ta, b, e, f\n"));
+    // Among 20 students, more than one size is drawn.
+    std::set<std::string> sizes;
+    for (int i = 0; i < 20; ++i) {
+        const auto out = keys("student" + std::to_string(i)).out;
+        if (std::regex_search(out, match, std::regex(R"(03\.granted\tN=(\d+))"))) {
+            sizes.insert(match[1]);
+        }
+    }
+    CHECK(sizes.size() >= 3);
 }
 
 TEST_CASE("a run question's key can come from a re-run (the graded mode's hook)", "[quiz]") {

@@ -3,6 +3,7 @@
 //
 //   lab-quiz [--banks DIR] list
 //   lab-quiz [--banks DIR] check [FILE...]
+//   lab-quiz [--banks DIR] [--student ID] [--salt S] key QUIZ
 //   lab-quiz [--banks DIR] [--answers DIR] [--lang L] [--student ID] [--salt S] take QUIZ
 //   lab-quiz [--banks DIR] [--student ID] [--salt S] --rerun take QUIZ
 //
@@ -12,7 +13,9 @@
 // time, question, variant, answer, right/partial/wrong, points. Input that is
 // not understood (a word where a number belongs) is asked again and costs no
 // attempt. `check` refuses a bank that does not parse or lacks a language.
-// `--rerun` runs the quiz's "run it" questions (in the checkout: ./lab run
+// `key` prints one student's questions, variants and keys (a disputed grade
+// is reproduced from student id, quiz and salt). `--rerun` runs the quiz's "run it" questions (in
+// the checkout: ./lab run
 // ...) and says where the output and the bank's key disagree.
 #include <unistd.h>
 
@@ -411,9 +414,25 @@ int rerun(const Options& options, const std::string& name) {
     return disagree == 0 ? 0 : 1;
 }
 
+/// key: one student's questions as drawn, with their variants and keys, one
+/// line each (question, variant, key of each part): what reproduces a
+/// disputed grade from the student id, the quiz and the salt alone.
+int key(const Options& options, const std::string& name) {
+    const Bank bank = load_bank(find_bank(options.banks, name).string());
+    for (const auto& drawn : draw_quiz(bank, quiz_seed(options.student, bank.quiz, options.salt))) {
+        std::cout << drawn.question->id << "\t" << drawn.variant();
+        for (const auto& part : drawn.question->parts) {
+            std::cout << "\t" << check_part(part, drawn.values, "").expected;
+        }
+        std::cout << "\n";
+    }
+    return 0;
+}
+
 int usage(std::ostream& out, int status) {
     out << "usage: lab-quiz [--banks DIR] list\n"
            "       lab-quiz [--banks DIR] check [FILE...]\n"
+           "       lab-quiz [--banks DIR] [--student ID] [--salt S] key QUIZ\n"
            "       lab-quiz [--banks DIR] [--answers DIR] [--lang en|zh-CN] [--student ID]\n"
            "                [--salt S] [--rerun] take QUIZ   (QUIZ: 03 or 03_completion_queue)\n"
            "  --rerun: run the quiz's \"run it\" questions and compare the output with the key\n";
@@ -485,6 +504,9 @@ int main(int argc, char** argv) {
                 }
             }
             return check(files);
+        }
+        if (words[0] == "key" && words.size() == 2) {
+            return key(options, words[1]);
         }
         if (words[0] == "take" && words.size() == 2) {
             return options.rerun ? rerun(options, words[1]) : take(options, words[1]);
