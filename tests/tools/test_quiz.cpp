@@ -2,6 +2,8 @@
 // The quiz engine (tools/quiz) and ./lab quiz: the shipped banks, the parser's
 // one-line errors, seeded variants and pools, answer checking per kind, the
 // graded mode's re-run hook, and a whole practice quiz fed on stdin.
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
