@@ -5,7 +5,7 @@
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 failures=0
-for command in setup build test run vm bench doctor up down status shell; do
+for command in setup build test run vm bench doctor up down status shell quiz; do
     for flag in --help -h; do
         out=$(cd "$repo" && timeout 20 ./lab "$command" "$flag" 2>&1)
         status=$?

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,7 +33,19 @@ void close_quietly(int& fd) {
 
 }  // namespace
 
-Process::Process(const std::vector<std::string>& argv) : argv_(argv) {
+Process::Process(const std::vector<std::string>& argv, const std::optional<std::string>& input)
+    : argv_(argv) {
+    // The input waits in an anonymous file, whole, so that writing it can
+    // never block on a program that does not read.
+    int in_fd = -1;
+    if (input) {
+        in_fd = ::memfd_create("stdin", MFD_CLOEXEC);
+        if (in_fd < 0 ||
+            ::write(in_fd, input->data(), input->size()) != static_cast<ssize_t>(input->size()) ||
+            ::lseek(in_fd, 0, SEEK_SET) != 0) {
+            throw std::runtime_error(std::string("stdin for the program: ") + std::strerror(errno));
+        }
+    }
     int out_pipe[2];
     int err_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -50,8 +63,8 @@ Process::Process(const std::vector<std::string>& argv) : argv_(argv) {
     if (pid_ == 0) {
         ::dup2(out_pipe[1], STDOUT_FILENO);
         ::dup2(err_pipe[1], STDERR_FILENO);
-        const int null_fd = ::open("/dev/null", O_RDONLY);
-        ::dup2(null_fd, STDIN_FILENO);
+        const int stdin_fd = in_fd >= 0 ? in_fd : ::open("/dev/null", O_RDONLY);
+        ::dup2(stdin_fd, STDIN_FILENO);
         ::execv(args[0], args.data());
         const std::string message =
             std::string("exec ") + args[0] + ": " + std::strerror(errno) + "\n";
@@ -60,6 +73,9 @@ Process::Process(const std::vector<std::string>& argv) : argv_(argv) {
     }
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
+    if (in_fd >= 0) {
+        ::close(in_fd);
+    }
     out_fd_ = out_pipe[0];
     err_fd_ = err_pipe[0];
 }
@@ -139,6 +155,12 @@ void Process::kill(int signal_number) {
 
 Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
     Process process(argv);
+    return process.wait(timeout);
+}
+
+Result run_with_input(const std::vector<std::string>& argv, const std::string& input,
+                      std::chrono::milliseconds timeout) {
+    Process process(argv, input);
     return process.wait(timeout);
 }
 

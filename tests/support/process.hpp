@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,10 @@ struct Result {
 /// A program running in the background (a server, say), killed if still running on destruction.
 class Process {
   public:
-    /// Start @p argv (argv[0] is a path) with stdout and stderr captured.
-    explicit Process(const std::vector<std::string>& argv);
+    /// Start @p argv (argv[0] is a path) with stdout and stderr captured;
+    /// its standard input is @p input, or empty (/dev/null).
+    explicit Process(const std::vector<std::string>& argv,
+                     const std::optional<std::string>& input = std::nullopt);
     ~Process();
     Process(const Process&) = delete;
     Process& operator=(const Process&) = delete;
@@ -66,6 +69,11 @@ class Process {
 /// Run @p argv to the end, with a deadline.
 Result run(const std::vector<std::string>& argv,
            std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+/// Run @p argv to the end with @p input as its standard input (what a person
+/// would type: lines ending in newlines), with a deadline.
+Result run_with_input(const std::vector<std::string>& argv, const std::string& input,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 /// Path of a program built by this tree, e.g. program("lessons/01_devices/01_devices").
 std::string program(const std::string& relative_path);
