@@ -58,7 +58,22 @@ ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, PeerWatch 
         if (found == 1) {
             return wc;
         }
-        if (empty_polls % 1024 == 0 && !deadline.still_waiting()) {
+        if (empty_polls % 1024 != 0) {
+            continue;
+        }
+        bool waiting = false;
+        try {
+            waiting = deadline.still_waiting();
+        } catch (const Error&) {
+            // The peer is gone. A peer that failed exits right after the NAK or
+            // the message that made our completion, so its closed socket can be
+            // seen before that completion: look at the CQ once more first.
+            if (ibv_poll_cq(cq, 1, &wc) == 1) {
+                return wc;
+            }
+            throw;
+        }
+        if (!waiting) {
             throw Error("no completion within " + std::to_string(timeout.count()) +
                         " ms (hint: did the peer post its side, and is it still running?)");
         }

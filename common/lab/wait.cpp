@@ -103,10 +103,12 @@ bool Deadline::wait_until_ready(int fd, short events) {
     for (;;) {
         pollfd entries[2] = {{fd, events, 0}, peer_.poll_entry()};
         const int ready = poll_until(entries, 2, deadline_);
-        peer_.throw_if_gone(entries[1]);
+        // What arrived comes first: a peer that failed often sends its last
+        // message (or its NAK made our completion) just before it exits.
         if ((entries[0].revents & (events | POLLHUP | POLLERR)) != 0) {
             return true;
         }
+        peer_.throw_if_gone(entries[1]);
         if (ready == 0 && Clock::now() >= deadline_) {
             return false;
         }

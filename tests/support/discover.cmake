@@ -4,7 +4,8 @@
 # timeout. (Catch2's own catch_discover_tests cannot give a test two labels.)
 #
 # Inputs (-D): PROGRAM, OUTPUT, PREFIX, LABELS (comma-separated), TIMEOUT, CATCH_VERSION,
-# LOCK (a RESOURCE_LOCK name, or empty: tests that hold one never run at once).
+# LOCK (a RESOURCE_LOCK name, or empty: tests that hold one never run at once),
+# SERIAL (1: the test runs alone, RUN_SERIAL, e.g. it changes the devices every test sees).
 # Catch2 v2 and v3 differ here: v3 lists with --list-tests --verbosity quiet
 # and fails a run whose test spec matches no test by itself; v2 lists with
 # --list-test-names-only and needs --warn NoTests for that (v3 removed the flag).
@@ -26,6 +27,9 @@ string(REPLACE "," ";" labels "${LABELS}")
 set(lock "")
 if(NOT LOCK STREQUAL "")
   set(lock " RESOURCE_LOCK [==[${LOCK}]==]")
+endif()
+if(SERIAL)
+  string(APPEND lock " RUN_SERIAL TRUE")
 endif()
 get_filename_component(directory "${PROGRAM}" DIRECTORY)
 set(script "")

@@ -137,6 +137,20 @@ TEST_CASE(
         CHECK(contains(error, "the peer closed the connection"));
         CHECK(Clock::now() - start < 2s);  // not the 10 s timeout
     }
+    SECTION("ready as the peer goes: what arrived comes first") {
+        // A failing peer's last act (the NAK that made our completion) comes
+        // just before its exit: the event must not be lost to the closed socket.
+        const char byte = 'E';
+        REQUIRE(::write(channel.fd(1), &byte, 1) == 1);
+        peer.close(1);
+        lab::Deadline deadline(10s, peer.watch_from(0));
+        CHECK(deadline.wait_until_ready(channel.fd(0), POLLIN));
+        // The next wait, with nothing more to read, reports the peer gone.
+        char received = 0;
+        REQUIRE(::read(channel.fd(0), &received, 1) == 1);
+        CHECK(contains(error_of([&] { (void)deadline.wait_until_ready(channel.fd(0), POLLIN); }),
+                       "the peer closed the connection"));
+    }
     SECTION("no peer to watch: only the timeout ends it") {
         lab::Deadline deadline(100ms);
         CHECK_FALSE(deadline.wait_until_ready(channel.fd(0), POLLIN));
