@@ -2,6 +2,7 @@
 // The quiz engine (tools/quiz) and ./lab quiz: the shipped banks, the parser's
 // one-line errors, seeded variants and pools, answer checking per kind, the
 // graded mode's re-run hook, and a whole practice quiz fed on stdin.
+#include <infiniband/verbs.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -638,6 +639,56 @@ TEST_CASE("a run question's key can come from a re-run (the graded mode's hook)"
     CHECK(!keys_from_run(drawn, [](const std::string&) {
         return std::optional<std::string>("error: no device\n");
     })[0]);
+}
+
+TEST_CASE("a name, its short form and the text a program prints for it are one answer", "[quiz]") {
+    // A re-run's key is what the program printed: strerror()'s and
+    // ibv_wc_status_str()'s texts. A student who typed the constant is right.
+    Part part;
+    part.kind = Kind::name;
+    part.among = "errno";
+    part.answer = "EINVAL";
+    CHECK(check_part(part, {}, "EINVAL", std::string("Invalid argument")).score == 1);
+    CHECK(check_part(part, {}, "invalid argument", std::string("EINVAL")).score == 1);
+    CHECK(check_part(part, {}, "ENOMEM", std::string("Invalid argument")).score == 0);
+    part.among = "wc-status";
+    // Every status, in the library's own words (rdma-core 44 and 56 print the same).
+    const std::pair<ibv_wc_status, std::string_view> statuses[] = {
+        {IBV_WC_SUCCESS, "IBV_WC_SUCCESS"},
+        {IBV_WC_LOC_LEN_ERR, "IBV_WC_LOC_LEN_ERR"},
+        {IBV_WC_LOC_QP_OP_ERR, "IBV_WC_LOC_QP_OP_ERR"},
+        {IBV_WC_LOC_EEC_OP_ERR, "IBV_WC_LOC_EEC_OP_ERR"},
+        {IBV_WC_LOC_PROT_ERR, "IBV_WC_LOC_PROT_ERR"},
+        {IBV_WC_WR_FLUSH_ERR, "IBV_WC_WR_FLUSH_ERR"},
+        {IBV_WC_MW_BIND_ERR, "IBV_WC_MW_BIND_ERR"},
+        {IBV_WC_BAD_RESP_ERR, "IBV_WC_BAD_RESP_ERR"},
+        {IBV_WC_LOC_ACCESS_ERR, "IBV_WC_LOC_ACCESS_ERR"},
+        {IBV_WC_REM_INV_REQ_ERR, "IBV_WC_REM_INV_REQ_ERR"},
+        {IBV_WC_REM_ACCESS_ERR, "IBV_WC_REM_ACCESS_ERR"},
+        {IBV_WC_REM_OP_ERR, "IBV_WC_REM_OP_ERR"},
+        {IBV_WC_RETRY_EXC_ERR, "IBV_WC_RETRY_EXC_ERR"},
+        {IBV_WC_RNR_RETRY_EXC_ERR, "IBV_WC_RNR_RETRY_EXC_ERR"},
+        {IBV_WC_LOC_RDD_VIOL_ERR, "IBV_WC_LOC_RDD_VIOL_ERR"},
+        {IBV_WC_REM_INV_RD_REQ_ERR, "IBV_WC_REM_INV_RD_REQ_ERR"},
+        {IBV_WC_REM_ABORT_ERR, "IBV_WC_REM_ABORT_ERR"},
+        {IBV_WC_INV_EECN_ERR, "IBV_WC_INV_EECN_ERR"},
+        {IBV_WC_INV_EEC_STATE_ERR, "IBV_WC_INV_EEC_STATE_ERR"},
+        {IBV_WC_FATAL_ERR, "IBV_WC_FATAL_ERR"},
+        {IBV_WC_RESP_TIMEOUT_ERR, "IBV_WC_RESP_TIMEOUT_ERR"},
+        {IBV_WC_GENERAL_ERR, "IBV_WC_GENERAL_ERR"},
+        {IBV_WC_TM_ERR, "IBV_WC_TM_ERR"},
+        {IBV_WC_TM_RNDV_INCOMPLETE, "IBV_WC_TM_RNDV_INCOMPLETE"},
+    };
+    for (const auto& [status, name] : statuses) {
+        INFO(name);
+        part.answer = std::string(name);
+        const std::string printed = ibv_wc_status_str(status);
+        CHECK(check_part(part, {}, name, printed).score == 1);
+        CHECK(check_part(part, {}, std::string(name).substr(7), printed).score == 1);
+        CHECK(check_part(part, {}, printed, std::nullopt).score == 1);
+        const auto other = status == IBV_WC_SUCCESS ? IBV_WC_GENERAL_ERR : IBV_WC_SUCCESS;
+        CHECK(check_part(part, {}, ibv_wc_status_str(other), printed).score == 0);
+    }
 }
 
 TEST_CASE(
