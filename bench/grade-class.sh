@@ -61,4 +61,13 @@ checked=$(sed -n 's/^grade: checks ran in \([0-9]*\) s$/\1/p' "$log")
 echo "grade-class: $students students x ${#exercises[@]} exercises in $seconds s" \
     "($(awk -v s="$seconds" -v n="$students" 'BEGIN {printf "%.1f", s / n}') s per student;" \
     "compile ${compiled:-?} s, checks in the micro-VM ${checked:-?} s)"
+# Where the time goes: seconds per exercise, summed over the class, of its
+# compile (in the sandbox) and of its check program (in the micro-VM; two ran
+# at a time, so these add up to about twice the checks' wall time).
+echo "grade-class: seconds per exercise, summed over the class (compile, checks):"
+for exercise in "${exercises[@]}"; do
+    compile=$(cat "$work/out/class/work"/*/build/"$exercise"/seconds 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}')
+    checks=$(cat "$work/out/class/work"/*/results/"$exercise".seconds 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}')
+    printf '  %-24s %6s %6s\n' "$exercise" "$compile" "$checks"
+done
 head -n 4 "$work/out/class/gradebook.csv"
