@@ -50,33 +50,28 @@ std::string_view wc_status_hint(ibv_wc_status status) {
 ibv_wc poll_completion(ibv_cq* cq, std::chrono::milliseconds timeout, PeerWatch peer) {
     ibv_wc wc{};
     Deadline deadline(timeout, peer);
-    for (unsigned empty_polls = 1;; ++empty_polls) {
-        const int found = ibv_poll_cq(cq, 1, &wc);
-        if (found < 0) {
-            fail("ibv_poll_cq", EIO, "the CQ overran or the device failed");
-        }
-        if (found == 1) {
-            return wc;
-        }
-        if (empty_polls % 1024 != 0) {
-            continue;
-        }
-        bool waiting = false;
-        try {
-            waiting = deadline.still_waiting();
-        } catch (const Error&) {
-            // The peer is gone. A peer that failed exits right after the NAK or
-            // the message that made our completion, so its closed socket can be
-            // seen before that completion: look at the CQ once more first.
-            if (ibv_poll_cq(cq, 1, &wc) == 1) {
+    try {
+        for (unsigned empty_polls = 1;; ++empty_polls) {
+            const int found = ibv_poll_cq(cq, 1, &wc);
+            if (found < 0) {
+                fail("ibv_poll_cq", EIO, "the CQ overran or the device failed");
+            }
+            if (found == 1) {
                 return wc;
             }
-            throw;
+            if (empty_polls % 1024 == 0 && !deadline.still_waiting()) {
+                throw Error("no completion within " + std::to_string(timeout.count()) +
+                            " ms (hint: did the peer post its side, and is it still running?)");
+            }
         }
-        if (!waiting) {
-            throw Error("no completion within " + std::to_string(timeout.count()) +
-                        " ms (hint: did the peer post its side, and is it still running?)");
+    } catch (const Error&) {
+        // Before giving up, one more look at the CQ: a peer that failed exits
+        // right after the NAK or the message that made our completion, so its
+        // closed socket can be seen before that completion is polled.
+        if (ibv_poll_cq(cq, 1, &wc) == 1) {
+            return wc;
         }
+        throw;
     }
 }
 
