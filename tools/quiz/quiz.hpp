@@ -151,7 +151,7 @@ struct Pool {
 /// policy; practice asks each question once).
 struct AttemptPolicy {
     std::vector<double> weights{1.0};  ///< share of the points at attempt 1, 2, ...; none beyond
-    bool fresh_variant = false;        ///< a new draw of the parameters after a miss
+    bool fresh_variant = false;        ///< a new draw of the parameters for each further attempt
 };
 
 /// When a graded quiz's answers and explanations reach the student.
