@@ -67,6 +67,7 @@ left_out=(
     '^tests/grading/similarity/'                      # its made-up class: working answers of exercise 03
     '^tests/exercises/test_exercise_skeletons\.cpp$'  # the skeletons are the students' work here
     '^quizzes/answers/'                               # someone's quiz attempts (the banks go, with their answers)
+    '^grading/quizzes/'                               # the graded quizzes' banks: their keys (students get quizzes/graded/*.paper)
     '^README(\.student)?(\.zh-CN)?\.md$'              # README.student(.zh-CN).md becomes README(.zh-CN).md
     '^build/' '(^|/)node_modules/' '^\.git/'          # build trees and installed packages
 )

@@ -26,6 +26,14 @@
 # are compiled in a sandbox against the course's objects, built once, and
 # the check programs run in one micro-VM boot, each starting the student's
 # program in a sandbox of its own. Points: grading/points.conf.
+# Graded quizzes: where the instructor's banks are (grading/quizzes/), the
+# first mode also scores the student's quiz answers
+# (DIR/../quizzes/answers/graded/, or RDMA_LAB_QUIZ_ANSWERS), re-running
+# their "run it" questions on rxe in the same micro-VM boot, once per
+# distinct command (cached in build/grade/quiz-runs/), and writes
+# quizzes.tsv (QUIZ, score, max) and quiz-feedback/ beside the student's
+# results (build/grade/work/STUDENT/results/). The student id that seeds the
+# variants is RDMA_LAB_STUDENT, else the one the answers files name.
 # RDMA_LAB_CHECK_TIMEOUT: seconds a check may take (default 20);
 # RDMA_LAB_POINTS: another points file; RDMA_LAB_GRADE_OUT: another output
 # folder (inside the checkout) instead of build/grade.
@@ -261,12 +269,53 @@ done
 wait || true
 say "compiled in $((SECONDS - compile_started)) s"
 
+# --- 4b. graded quizzes: the run questions to re-run in the same boot -------
+quiz=()
+if [ "$mode" = single ] && [ -d "$grading/quizzes" ]; then
+    quiz_answers=${RDMA_LAB_QUIZ_ANSWERS:-}
+    if [ -z "$quiz_answers" ]; then
+        for candidate in "$dir/quizzes/answers/graded" "$dir/../quizzes/answers/graded"; do
+            if [ -d "$candidate" ]; then
+                quiz_answers=$candidate
+                break
+            fi
+        done
+    fi
+    [ -n "$quiz_answers" ] || say "no graded quiz answers (quizzes/answers/graded/) beside $dir: the quizzes score 0"
+    cmake --build "$build" --target lab_quiz -j 2 >>"$out/build.log" 2>&1 || die "building lab-quiz failed (see ${out#"$repo"/}/build.log)"
+    quiz=("$build/tools/quiz/lab-quiz" --banks "$grading/quizzes" --answers "${quiz_answers:-$out/no-answers}"
+        --course "$grading/course.conf" ${RDMA_LAB_STUDENT:+--student "$RDMA_LAB_STUDENT"})
+    "${quiz[@]}" runs >"$course/quiz-runs.tsv" 2> >(sed 's/^lab-quiz: /grade: /' >&2) ||
+        die "the graded quiz banks could not be read"
+    if [ -s "$course/quiz-runs.tsv" ]; then
+        mapfile -t quiz_lessons < <(cut -f2 "$course/quiz-runs.tsv" | awk '$1 == "./lab" && $2 == "run" { print $3 }' | sort -u)
+        [ ${#quiz_lessons[@]} -eq 0 ] || cmake --build "$build" --target "${quiz_lessons[@]}" -j 2 >>"$out/build.log" 2>&1 ||
+            die "building the lessons the quizzes re-run failed (see ${out#"$repo"/}/build.log)"
+        printf '%s\n' "$build" >"$course/quiz-runs.build"
+        printf '%s\n' "$out/quiz-runs" >"$course/quiz-runs.out"
+        cp "$grading/quiz-runs.sh" "$course/"
+        say "quizzes: $(grep -c . "$course/quiz-runs.tsv") run question command(s) to check on rxe"
+    fi
+fi
+
 # --- 5. run the checks: one micro-VM boot for everyone -------------------------
 check_started=$SECONDS
 say "running the checks in the micro-VM"
 run_in_vm "$grading/in-vm.sh" "$course" "$work" "${students[@]}" ||
     say "the micro-VM run ended with status $? (the results so far are used)"
 say "checks ran in $((SECONDS - check_started)) s"
+
+# The quizzes' scores, beside the exercises' results: quizzes.tsv and the
+# feedback the banks' release policy allows.
+if [ ${#quiz[@]} -gt 0 ]; then
+    results=$work/${students[0]}/results
+    mkdir -p "$results"
+    "${quiz[@]}" --runs "$out/quiz-runs" --feedback "$results/quiz-feedback" grade \
+        >"$results/quizzes.tsv" 2> >(sed 's/^lab-quiz: /grade: /' >&2) || say "the quizzes could not be graded"
+    while IFS=$'\t' read -r name score max; do
+        say "quiz $name: $score of $max"
+    done <"$results/quizzes.tsv"
+fi
 
 # --- 6. scores and reports ----------------------------------------------------
 report=("$build/grading/lab_grade_report" --course "$course" --work "$work"

@@ -13,7 +13,9 @@
 # WORK/STUDENT/results/EXERCISE.tsv (one line per check) and .log (the check
 # program's own output). RDMA_LAB_GRADE_JOBS check programs run at once
 # (default 2, one per virtual CPU); an exercise that ran out of time beside
-# another is graded again, alone, at the end (see below).
+# another is graded again, alone, at the end (see below). When COURSE holds
+# quiz-runs.tsv, the graded quizzes' run questions are re-run first, in the
+# same boot (grading/quiz-runs.sh; grade.sh stages the list).
 set -uo pipefail
 course=$1 work=$2
 shift 2
@@ -22,6 +24,11 @@ check_timeout=${RDMA_LAB_CHECK_TIMEOUT:-20}
 export LAB_SANDBOX=strict RDMA_LAB_CHECK_TIMEOUT=$check_timeout
 
 mapfile -t exercises <"$course/exercises.txt"
+
+if [ -s "$course/quiz-runs.tsv" ]; then
+    bash "$course/quiz-runs.sh" "$(cat "$course/quiz-runs.build")" "$(cat "$course/quiz-runs.out")" \
+        "$course/quiz-runs.tsv"
+fi
 
 grade_one() { # STUDENT EXERCISE
     local student=$1 exercise=$2 results=$work/$1/results

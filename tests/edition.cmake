@@ -18,8 +18,9 @@ target_link_libraries(test_points PRIVATE lab_grade_reports)
 # build host.
 if(EXISTS "${PROJECT_SOURCE_DIR}/solutions")
   # What the student and Classroom editions hold and leave out; no line of a
-  # solution in them.
+  # solution in them, no graded quiz's key.
   lab_add_test(test_export edition/test_export.cpp LABELS edition TIMEOUT 600)
+  target_link_libraries(test_export PRIVATE lab_quiz_engine)  # reads the graded quizzes' banks
   # A fresh clone of each: ./lab test (a part), ./lab run 01_devices and
   # ./lab grade in the student edition; the Classroom workflow's steps on the
   # other. Most of its time is building in the clone: the whole edition for

@@ -5,8 +5,9 @@
 // its README is the students'; no student-facing text points at solutions/;
 // no line of a reference solution appears anywhere in it; and no answer the
 // instructor keeps apart (docs/instructor/exercise-answers.md) does either,
-// nor a deck's speaker note marked for the instructor. The GitHub
-// Classroom edition is the same with the workflow in .github/workflows/.
+// nor a deck's speaker note marked for the instructor, nor any part of a
+// graded quiz's key (grading/quizzes/). The GitHub Classroom edition is the
+// same with the workflow in .github/workflows/.
 // (tests/edition/fresh-clone-test.sh builds, runs, tests and grades a fresh
 // clone of both.)
 //
@@ -27,6 +28,7 @@
 // Every other line of every solution must appear nowhere in the edition, not
 // even inside a longer line (a slide's code block, a README's quote).
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "grading/text_files.hpp"
+#include "quiz.hpp"
 #include "support/catch.hpp"
 #include "support/process.hpp"
 
@@ -418,4 +421,99 @@ TEST_CASE("the GitHub Classroom edition is the student edition with the workflow
         lab::test::run({(kSource / "lab").string(), "export", "--student", classroom.string()});
     CHECK(again.exit_code == 2);
     CHECK(again.err.find("is not empty") != std::string::npos);
+}
+
+namespace {
+
+// @p text in lower case, without blanks and line breaks: a line break or a
+// capital letter hides nothing.
+std::string squashed(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the student edition holds no graded quiz's key", "[edition]") {
+    // The instructor's banks (grading/quizzes) stay out; their papers
+    // (quizzes/graded) go, and no explanation, wrong-answer note or answer
+    // line of a graded bank is anywhere in the edition.
+    const fs::path edition = exported("student", "student-no-quiz-key");
+    std::vector<std::string> pieces;  // squashed
+    std::set<std::string> ids;
+    std::size_t banks = 0;
+    for (const auto& entry : fs::directory_iterator(kSource / "grading/quizzes")) {
+        if (entry.path().extension() != ".quiz") {
+            continue;
+        }
+        ++banks;
+        const lab::quiz::Bank bank = lab::quiz::load_bank(entry.path().string());
+        INFO(bank.quiz);
+        CHECK(fs::exists(edition / "quizzes/graded" / (bank.quiz + ".paper")));
+        // A text's stretches outside its {expressions}, 20 bytes or more.
+        const auto stretches = [&](const lab::quiz::Text& text) {
+            for (const auto& [lang, value] : text.by_lang) {
+                std::string piece;
+                int depth = 0;
+                for (const char c : value + "{") {
+                    if (c == '{' || c == '}') {
+                        if (depth == 0 && piece.size() >= 20) {
+                            pieces.push_back(squashed(piece));
+                        }
+                        piece.clear();
+                        depth += c == '{' ? 1 : -1;
+                    } else if (depth == 0) {
+                        piece += c;
+                    }
+                }
+            }
+        };
+        for (const auto& q : bank.questions) {
+            ids.insert(q.id);
+            stretches(q.explain);
+            // (Not the read patterns: one says where the output shows the
+            // answer, which the question's text says too; the papers hold none.)
+            for (const auto& part : q.parts) {
+                for (const auto& note : part.wrong) {
+                    stretches(note.text);
+                }
+            }
+        }
+    }
+    REQUIRE(banks >= 4);
+    REQUIRE(pieces.size() >= 100);
+    std::vector<std::string> found;
+    for (const auto& file : files_of(edition)) {
+        if (file.rfind("grading/quizzes/", 0) == 0) {
+            found.push_back(file + " is the instructor's bank");  // (and its text is below)
+        }
+        const std::string raw = read_text(edition / file);
+        if (raw.find('\0') != std::string::npos) {
+            continue;  // binary
+        }
+        const std::string text = squashed(raw);
+        for (const auto& piece : pieces) {
+            if (text.find(piece) != std::string::npos) {
+                found.push_back(file + " holds \"" + piece + "\"");
+            }
+        }
+        // A graded question's id may be in its paper, never beside an answer line.
+        const bool answers = std::regex_search(raw, std::regex(R"((^|\n)answer:)"));
+        for (const auto& id : ids) {
+            if (answers && raw.find("question: " + id + "\n") != std::string::npos) {
+                found.push_back(file + " holds the key of " + id);
+            }
+        }
+    }
+    std::string listing;
+    for (const auto& hit : found) {
+        listing += hit + "\n";
+    }
+    INFO(listing);
+    CHECK(found.empty());
 }

@@ -11,7 +11,8 @@
 #     comment inside their front matter, because Marp turns every HTML comment
 #     of a deck into a speaker note; the diagrams' sources (docs/diagrams/*.dot)
 #     are figures of the prose: CC-BY-4.0 too, and so are the quizzes'
-#     question banks (quizzes/*.quiz), which carry it as a "#" comment.
+#     question banks (quizzes/*.quiz, grading/quizzes/*.quiz) and the graded
+#     quizzes' papers (quizzes/graded/*.paper), which carry it as a "#" comment.
 # Files that cannot carry a comment are exempt, each for its reason:
 #   *.json          JSON has no comments (CMakePresets.json, slides/package*.json:
 #                   build files, MIT by the README's rule);
@@ -55,7 +56,7 @@ wanted() { # FILE
         fi
         ;;
     *.dot) echo "CC-BY-4.0	// SPDX-License-Identifier: CC-BY-4.0" ;;
-    *.quiz) echo "CC-BY-4.0	# SPDX-License-Identifier: CC-BY-4.0" ;;
+    *.quiz | *.paper) echo "CC-BY-4.0	# SPDX-License-Identifier: CC-BY-4.0" ;;
     *.cpp | *.hpp | *.mjs) echo "MIT	// SPDX-License-Identifier: MIT" ;;
     *.css) echo "MIT	/* SPDX-License-Identifier: MIT */" ;;
     *) echo "MIT	# SPDX-License-Identifier: MIT" ;;

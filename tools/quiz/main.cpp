@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: MIT
-// lab-quiz: the program behind ./lab quiz (practice mode).
+// lab-quiz: the program behind ./lab quiz (practice and graded modes).
 //
 //   lab-quiz [--banks DIR] list
 //   lab-quiz [--banks DIR] check [FILE...]
 //   lab-quiz [--banks DIR] [--student ID] [--salt S] key QUIZ
 //   lab-quiz [--banks DIR] [--answers DIR] [--lang L] [--student ID] [--salt S] take QUIZ
 //   lab-quiz [--banks DIR] [--student ID] [--salt S] --rerun take QUIZ
+//   lab-quiz --banks DIR --out DIR paper
+//   lab-quiz --banks DIR --answers DIR [--course FILE] [--student ID] [--salt S] graded [QUIZ]
+//   lab-quiz --banks DIR --answers DIR [--course FILE] [--student ID] [--salt S]
+//            [--runs DIR | --rerun] [--feedback DIR] [--now TIME] grade
+//   lab-quiz --banks DIR --answers DIR [--course FILE] [--student ID] [--salt S] runs
+//
+// The graded mode (graded.hpp): `paper` writes the paper of each of the
+// instructor's banks (no key in it); `graded` asks a paper's questions,
+// records every attempt and says nothing about right or wrong; `grade`
+// scores a student's answers files against the instructor's banks, one line
+// per quiz, QUIZ<TAB>SCORE<TAB>MAX, and writes the feedback files the bank's
+// release policy allows; `runs` lists the commands whose output grading
+// needs (HASH<TAB>COMMAND), for grading/quiz-runs.sh to run on rxe into the
+// folder `grade --runs` reads (HASH.out).
 //
 // `take` asks one lesson's questions at the terminal, one by one; after each
 // answer it says whether it was right, explains, and names the section to
@@ -30,10 +44,12 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "graded.hpp"
 #include "quiz.hpp"
 
 namespace fs = std::filesystem;
@@ -203,17 +219,33 @@ struct Options {
     std::string student;
     std::string salt = "practice";
     bool rerun = false;
+    bool student_given = false, salt_given = false;
+    fs::path out, course = "grading/course.conf", runs, feedback;
+    std::string now;
 };
 
-fs::path find_bank(const fs::path& dir, const std::string& name) {
-    for (const auto& file : bank_files(dir)) {
+std::vector<fs::path> files_with(const fs::path& dir, const std::string& extension) {
+    std::vector<fs::path> files;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+        if (entry.is_regular_file() && entry.path().extension() == extension) {
+            files.push_back(entry.path());
+        }
+    }
+    std::ranges::sort(files);
+    return files;
+}
+
+fs::path find_bank(const fs::path& dir, const std::string& name,
+                   const std::string& extension = ".quiz") {
+    for (const auto& file : files_with(dir, extension)) {
         const std::string stem = file.stem().string();
         if (stem == name || stem.starts_with(name + "_")) {
             return file;
         }
     }
     std::string known;
-    for (const auto& file : bank_files(dir)) {
+    for (const auto& file : files_with(dir, extension)) {
         known += " " + file.stem().string();
     }
     throw std::runtime_error("no quiz '" + name + "' (the quizzes are:" + known + ")");
@@ -429,13 +461,366 @@ int key(const Options& options, const std::string& name) {
     return 0;
 }
 
+// --- the graded mode ------------------------------------------------------------
+
+/// The term salt: --salt, else grading/course.conf's `term-salt`, else the
+/// default (said on stderr, once: variants drawn with it are the course's
+/// default ones, the same for every term).
+std::string term_salt(const Options& options) {
+    if (options.salt_given) {
+        return options.salt;
+    }
+    const CourseConf conf = load_course_conf(options.course.string());
+    if (!conf.term_salt.empty()) {
+        return conf.term_salt;
+    }
+    std::cerr << "lab-quiz: " << options.course.string()
+              << " gives no 'term-salt WORD' line: the default salt '" << kDefaultTermSalt
+              << "' is used\n";
+    return std::string(kDefaultTermSalt);
+}
+
+/// paper: the paper of every bank of --banks, into --out.
+int write_papers(const Options& options) {
+    const auto files = bank_files(options.banks);
+    if (files.empty()) {
+        std::cerr << "lab-quiz: no graded bank in " << options.banks.string() << "\n";
+        return 2;
+    }
+    fs::create_directories(options.out);
+    for (const auto& file : files) {
+        const Bank bank = load_bank(file.string());
+        const auto problems = lint_bank(bank, kLanguages);
+        for (const auto& problem : problems) {
+            std::cerr << problem << "\n";
+        }
+        if (!problems.empty()) {
+            return 1;
+        }
+        const std::string paper = paper_of(bank);
+        // The paper must draw what the bank draws: the same questions and variants.
+        const Bank back = parse_bank(paper, bank.quiz + ".paper", Strictness::paper);
+        for (const std::string student : {"a", "b", "c"}) {
+            const auto seed = quiz_seed(student, bank.quiz, "check");
+            const auto one = draw_quiz(bank, seed), two = draw_quiz(back, seed);
+            for (std::size_t i = 0; i < one.size(); ++i) {
+                if (i >= two.size() || one[i].question->id != two[i].question->id ||
+                    one[i].variant() != two[i].variant()) {
+                    std::cerr << "lab-quiz: the paper of " << bank.quiz
+                              << " draws other variants than its bank: a bug\n";
+                    return 1;
+                }
+            }
+        }
+        const fs::path path = options.out / (bank.quiz + ".paper");
+        std::ofstream out(path);
+        out << paper;
+        if (!out) {
+            throw std::runtime_error("cannot write " + path.string());
+        }
+        std::cout << "wrote " << path.string() << " (" << bank.questions.size()
+                  << " questions, no key)\n";
+    }
+    return 0;
+}
+
+int list_papers(const Options& options) {
+    const auto files = files_with(options.banks, ".paper");
+    const bool zh = options.lang == "zh-CN";
+    if (files.empty()) {
+        std::cout << (zh ? "还没有计分测验。\n" : "No graded quiz yet.\n");
+        return 0;
+    }
+    std::cout << (zh ? "计分测验（./lab quiz NN --graded 做其中一个）：\n"
+                     : "Graded quizzes (./lab quiz NN --graded takes one):\n");
+    for (const auto& file : files) {
+        const Bank bank = load_bank(file.string(), Strictness::paper);
+        std::cout << "  " << std::left << std::setw(22) << bank.quiz << " "
+                  << bank.title.in(options.lang) << "\n";
+    }
+    return 0;
+}
+
+/// graded: ask a paper's questions, record each attempt, say nothing of
+/// right or wrong. A question already answered is asked again while the
+/// policy allows another attempt; Enter keeps the answer given before.
+int take_graded(const Options& options, const std::string& name) {
+    const std::string& lang = options.lang;
+    const bool zh = lang == "zh-CN";
+    const Bank bank =
+        load_bank(find_bank(options.banks, name, ".paper").string(), Strictness::paper);
+    const std::string salt = term_salt(options);
+    const auto seed = quiz_seed(options.student, bank.quiz, salt);
+    const auto questions = draw_quiz(bank, seed);
+    const fs::path log_path = options.answers / (bank.quiz + ".txt");
+    const AnswersFile before = load_answers(log_path.string());
+    if (!before.student.empty() && before.student != options.student) {
+        std::cerr << "lab-quiz: " << log_path.string() << " holds the answers of '"
+                  << before.student << "', not of '" << options.student
+                  << "': move it away, or set RDMA_LAB_STUDENT\n";
+        return 1;
+    }
+    fs::create_directories(options.answers);
+    std::ofstream log(log_path, std::ios::app);
+    if (!log) {
+        throw std::runtime_error("cannot write " + log_path.string());
+    }
+    log << "# " << now_utc() << " graded quiz=" << bank.quiz
+        << " student=" << one_line(options.student) << " salt=" << one_line(salt)
+        << " lang=" << lang << "\n";
+    log.flush();
+
+    const auto& weights = bank.policy.weights;
+    std::string shares;
+    for (const double weight : weights) {
+        shares += (shares.empty() ? "" : ", ") + points_text(weight * 100) + " %";
+    }
+    std::cout << bank.quiz << (zh ? "：" : ": ") << bank.title.in(lang) << "\n";
+    if (zh) {
+        std::cout << "计分测验：不显示对错。每题最多作答 " << weights.size()
+                  << " 次（各次得分比例：" << shares << "）"
+                  << (bank.policy.fresh_variant ? "，每次换一组参数" : "")
+                  << "。直接按回车跳过一题，下次再答。答案与讲解"
+                  << (bank.release == Release::after_deadline ? "在截止时间之后" : "在评分之后")
+                  << "公布。\n";
+    } else {
+        std::cout << "Graded: no answer is said to be right or wrong. Each question may be "
+                     "answered "
+                  << weights.size() << " time(s) (worth " << shares << ")"
+                  << (bank.policy.fresh_variant ? ", with new numbers each time" : "")
+                  << ". Enter skips a question for now. The answers and explanations come "
+                  << (bank.release == Release::after_deadline ? "after the deadline"
+                                                              : "after grading")
+                  << ".\n";
+    }
+    const bool interactive = isatty(STDIN_FILENO) != 0;
+    std::size_t recorded = 0;
+    bool stopped = false;
+    for (std::size_t n = 0; n < questions.size() && !stopped; ++n) {
+        const Question& q = *questions[n].question;
+        std::vector<const Attempt*> earlier;
+        for (const auto& attempt : before.attempts) {
+            if (attempt.question == q.id) {
+                earlier.push_back(&attempt);
+            }
+        }
+        const auto attempt = static_cast<unsigned>(earlier.size());
+        std::cout << "\n"
+                  << say(lang, "question") << " " << n + 1 << " " << say(lang, "of") << " "
+                  << questions.size() << (zh ? " 题" : "") << " [" << q.id << "]\n";
+        if (attempt >= weights.size()) {
+            std::cout << (zh ? "作答次数已用完；记录的答案：" : "No attempt left; recorded: ")
+                      << earlier.back()->answer << "\n";
+            continue;
+        }
+        const Drawn drawn = variant_for_attempt(questions[n], seed, attempt, bank.policy);
+        if (attempt > 0) {
+            if (zh) {
+                std::cout << "已作答：" << earlier.back()->answer << "。再答一次是第 "
+                          << attempt + 1 << " 次（得分比例 " << points_text(weights[attempt] * 100)
+                          << " %）" << (bank.policy.fresh_variant ? "，参数换了" : "")
+                          << "；按回车保留原答案。\n";
+            } else {
+                std::cout << "Answered before: " << earlier.back()->answer
+                          << ". Answering again is attempt " << attempt + 1 << " (worth "
+                          << points_text(weights[attempt] * 100) << " %)"
+                          << (bank.policy.fresh_variant ? ", with new numbers" : "")
+                          << "; Enter keeps the answer.\n";
+            }
+        }
+        if (q.is_run()) {
+            std::cout << say(lang, "run") << substitute(q.run, drawn.values) << "\n";
+        }
+        std::cout << substitute(q.text.in(lang), drawn.values) << "\n";
+        std::vector<std::string> given;
+        bool skipped = false;
+        for (std::size_t p = 0; p < q.parts.size() && !stopped && !skipped; ++p) {
+            const Part& part = q.parts[p];
+            if (q.parts.size() > 1) {
+                std::cout << part_label(lang, p) << substitute(part.prompt.in(lang), drawn.values)
+                          << "\n";
+            }
+            for (const auto& [letter, text] : part.options) {
+                std::cout << "  " << letter << ") " << substitute(text.in(lang), drawn.values)
+                          << "\n";
+            }
+            if (part.kind == Kind::choice) {
+                std::cout << say(lang, "choose") << "\n";
+            }
+            while (true) {
+                std::cout << "> " << std::flush;
+                std::string input;
+                if (!std::getline(std::cin, input)) {
+                    stopped = true;
+                    break;
+                }
+                if (!interactive) {
+                    std::cout << input << "\n";
+                }
+                if (p == 0 && input.find_first_not_of(" \t\r") == std::string::npos) {
+                    skipped = true;
+                    break;
+                }
+                std::string problem;
+                if (!understood(part, input, problem)) {
+                    std::string wanted(kind_name(part.kind));
+                    if (!part.among.empty() &&
+                        input.find_first_not_of(" \t\r") != std::string::npos) {
+                        wanted += " " + part.among;
+                    }
+                    std::cout << say(lang, "again") << (zh ? say(lang, wanted) : problem)
+                              << (zh ? "" : " ") << say(lang, "no_attempt") << "\n";
+                    continue;
+                }
+                given.push_back(one_line(input));
+                break;
+            }
+        }
+        if (stopped || skipped) {
+            if (skipped) {
+                std::cout << (attempt > 0 ? (zh ? "保留原答案。\n" : "The answer is kept.\n")
+                                          : (zh ? "跳过。\n" : "Skipped.\n"));
+            }
+            continue;
+        }
+        std::string answer;
+        for (const auto& part : given) {
+            answer += (answer.empty() ? "" : " ; ") + part;
+        }
+        log << now_utc() << "\t" << q.id << "\t" << drawn.variant() << "\t" << answer << "\n";
+        log.flush();
+        ++recorded;
+        std::cout << (zh ? "已记录。\n" : "Recorded.\n");
+    }
+    if (stopped) {
+        std::cout << "\n" << say(lang, "stopped") << "\n";
+    }
+    std::cout << "\n"
+              << (zh ? "本次记录了 " : "") << recorded
+              << (zh ? " 个答案，保存在 " : " answer(s) recorded in ") << log_path.string()
+              << (zh ? "。与练习一起提交（git add 并 commit）。\n"
+                     : ". Hand it in with your exercises (git add and commit it).\n");
+    return 0;
+}
+
+/// The Runner of `grade --runs DIR`: the output of a command, as
+/// grading/quiz-runs.sh saved it on rxe (DIR/HASH.out), or nothing.
+std::string command_hash(const std::string& command) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash64(command)));
+    return hex;
+}
+
+/// Per quiz of --banks: the student id (--student, else the answers file's,
+/// said on stderr), the answers file and the bank.
+struct GradeInput {
+    Bank bank;
+    AnswersFile answers;
+    std::string student;
+};
+
+std::vector<GradeInput> grade_inputs(const Options& options) {
+    std::vector<GradeInput> inputs;
+    for (const auto& file : bank_files(options.banks)) {
+        GradeInput input{load_bank(file.string()), {}, options.student};
+        input.answers = load_answers((options.answers / (input.bank.quiz + ".txt")).string());
+        if (!options.student_given && !input.answers.student.empty()) {
+            input.student = input.answers.student;
+        }
+        inputs.push_back(std::move(input));
+    }
+    if (inputs.empty()) {
+        throw std::runtime_error("no graded bank in " + options.banks.string());
+    }
+    return inputs;
+}
+
+int list_runs(const Options& options) {
+    const std::string salt = term_salt(options);
+    std::set<std::string> commands;
+    for (const auto& input : grade_inputs(options)) {
+        for (const auto& command :
+             commands_needed(input.bank, input.answers, input.student, salt)) {
+            commands.insert(command);
+        }
+    }
+    for (const auto& command : commands) {
+        std::cout << command_hash(command) << "\t" << command << "\n";
+    }
+    return 0;
+}
+
+int grade_all(const Options& options) {
+    const std::string salt = term_salt(options);
+    const CourseConf conf = load_course_conf(options.course.string());
+    std::time_t now = std::time(nullptr);
+    if (!options.now.empty()) {
+        const auto when = parse_time(options.now);
+        if (!when) {
+            throw std::runtime_error("--now " + options.now + ": expected 2026-12-01T12:00:00Z");
+        }
+        now = *when;
+    }
+    const Runner from_runs = [&](const std::string& command) -> std::optional<std::string> {
+        std::ifstream in(options.runs / (command_hash(command) + ".out"));
+        if (!in) {
+            return std::nullopt;
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        return text.str();
+    };
+    const Runner from_shell = run_command;
+    const Runner* runner = options.rerun          ? &from_shell
+                           : options.runs.empty() ? nullptr
+                                                  : &from_runs;
+    if (!options.feedback.empty()) {
+        fs::create_directories(options.feedback);
+    }
+    for (const auto& input : grade_inputs(options)) {
+        const QuizGrade result = grade(input.bank, input.answers, input.student, salt, runner);
+        for (const auto& note : result.notes) {
+            std::cerr << "lab-quiz: " << input.bank.quiz << ": " << note << "\n";
+        }
+        for (const auto& question : result.questions) {
+            if (question.first.question->is_run() && !question.attempts.empty() &&
+                (runner == nullptr || question.rerun_failed)) {
+                std::cerr << "lab-quiz: " << input.bank.quiz << ": " << question.first.question->id
+                          << ": no re-run output; scored with the bank's key\n";
+            }
+        }
+        std::cout << input.bank.quiz << "\t" << score_text(result.score) << "\t"
+                  << score_text(result.max) << "\n";
+        if (options.feedback.empty()) {
+            continue;
+        }
+        const fs::path path = options.feedback / (input.bank.quiz + ".txt");
+        std::ofstream out(path);
+        std::string why;
+        if (released(input.bank, conf, now, why)) {
+            out << feedback_text(input.bank, result, options.lang);
+        } else {
+            out << input.bank.quiz << ": " << input.bank.title.in(options.lang) << "\n"
+                << "Feedback withheld: " << why << ".\n";
+        }
+        if (!out) {
+            throw std::runtime_error("cannot write " + path.string());
+        }
+    }
+    return 0;
+}
+
 int usage(std::ostream& out, int status) {
     out << "usage: lab-quiz [--banks DIR] list\n"
            "       lab-quiz [--banks DIR] check [FILE...]\n"
            "       lab-quiz [--banks DIR] [--student ID] [--salt S] key QUIZ\n"
            "       lab-quiz [--banks DIR] [--answers DIR] [--lang en|zh-CN] [--student ID]\n"
            "                [--salt S] [--rerun] take QUIZ   (QUIZ: 03 or 03_completion_queue)\n"
-           "  --rerun: run the quiz's \"run it\" questions and compare the output with the key\n";
+           "  --rerun: run the quiz's \"run it\" questions and compare the output with the key\n"
+           "       lab-quiz --banks DIR --out DIR paper        (the papers of graded banks)\n"
+           "       lab-quiz --banks DIR --answers DIR [--course FILE] [--student ID] [--salt S]\n"
+           "                graded [QUIZ] | runs | grade [--runs DIR | --rerun]\n"
+           "                [--feedback DIR] [--now 2026-12-01T12:00:00Z]\n";
     return status;
 }
 
@@ -461,8 +846,20 @@ int main(int argc, char** argv) {
                 options.lang = value();
             } else if (arg == "--student") {
                 options.student = value();
+                options.student_given = true;
             } else if (arg == "--salt") {
                 options.salt = value();
+                options.salt_given = true;
+            } else if (arg == "--out") {
+                options.out = value();
+            } else if (arg == "--course") {
+                options.course = value();
+            } else if (arg == "--runs") {
+                options.runs = value();
+            } else if (arg == "--feedback") {
+                options.feedback = value();
+            } else if (arg == "--now") {
+                options.now = value();
             } else if (arg == "--rerun") {
                 options.rerun = true;
             } else if (arg == "-h" || arg == "--help") {
@@ -507,6 +904,21 @@ int main(int argc, char** argv) {
         }
         if (words[0] == "key" && words.size() == 2) {
             return key(options, words[1]);
+        }
+        if (words[0] == "paper" && words.size() == 1 && !options.out.empty()) {
+            return write_papers(options);
+        }
+        if (words[0] == "graded" && words.size() == 1) {
+            return list_papers(options);
+        }
+        if (words[0] == "graded" && words.size() == 2) {
+            return take_graded(options, words[1]);
+        }
+        if (words[0] == "grade" && words.size() == 1) {
+            return grade_all(options);
+        }
+        if (words[0] == "runs" && words.size() == 1) {
+            return list_runs(options);
         }
         if (words[0] == "take" && words.size() == 2) {
             return options.rerun ? rerun(options, words[1]) : take(options, words[1]);

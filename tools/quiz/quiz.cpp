@@ -489,7 +489,8 @@ struct Line {
 
 class Parser {
   public:
-    Parser(std::string_view content, std::string file) : content_(content) {
+    Parser(std::string_view content, std::string file, Strictness strictness)
+        : content_(content), paper_(strictness == Strictness::paper) {
         bank_.file = std::move(file);
     }
 
@@ -627,6 +628,42 @@ class Parser {
         } else if (line.key == "title") {
             no_label(line);
             set_text(bank_.title, line);
+        } else if (line.key == "attempts") {
+            no_label(line);
+            english_only(line);
+            // attempts: 1 0.5 (each a share of the points, 0 to 1)
+            std::istringstream words(line.value);
+            std::vector<double> weights;
+            std::string word;
+            while (words >> word) {
+                const auto weight = parse_number(word);
+                if (!weight || *weight < 0 || *weight > 1) {
+                    fail(line.number,
+                         "expected 'attempts: 1 0.5' (a share from 0 to 1 per attempt)");
+                }
+                weights.push_back(*weight);
+            }
+            if (weights.empty()) {
+                fail(line.number, "expected 'attempts: 1 0.5' (a share from 0 to 1 per attempt)");
+            }
+            bank_.policy.weights = weights;
+        } else if (line.key == "fresh-variant") {
+            no_label(line);
+            english_only(line);
+            if (line.value != "yes" && line.value != "no") {
+                fail(line.number, "expected 'fresh-variant: yes' or 'fresh-variant: no'");
+            }
+            bank_.policy.fresh_variant = line.value == "yes";
+        } else if (line.key == "release") {
+            no_label(line);
+            english_only(line);
+            if (line.value == "after-grading") {
+                bank_.release = Release::after_grading;
+            } else if (line.value == "after-deadline") {
+                bank_.release = Release::after_deadline;
+            } else {
+                fail(line.number, "expected 'release: after-grading' or 'release: after-deadline'");
+            }
         } else if (line.key == "pool") {
             no_label(line);
             english_only(line);
@@ -662,6 +699,10 @@ class Parser {
         const std::string& key = line.key;
         if (key != "option") {
             no_label(line);
+        }
+        if (paper_ && (key == "answer" || key == "tolerance" || key == "wrong" ||
+                       key == "explain" || key == "reread" || key == "read")) {
+            fail(line.number, "'" + key + "' in a paper: a paper holds no part of the key");
         }
         if (key == "pool") {
             english_only(line);
@@ -854,6 +895,9 @@ class Parser {
         }
         for (const auto& part : q.parts) {
             if (part.answer.empty()) {
+                if (paper_) {
+                    continue;
+                }
                 fail(part.line, "this part of '" + q.id + "' has no 'answer:'");
             }
             if (part.kind == Kind::choice) {
@@ -873,6 +917,7 @@ class Parser {
     }
 
     std::string_view content_;
+    bool paper_ = false;
     Bank bank_;
     std::optional<Question> question_;
 };
@@ -930,18 +975,18 @@ std::int64_t Param::at(std::uint64_t index) const {
     return low + static_cast<std::int64_t>(index) * step;
 }
 
-Bank parse_bank(std::string_view content, const std::string& file) {
-    return Parser(content, file).run();
+Bank parse_bank(std::string_view content, const std::string& file, Strictness strictness) {
+    return Parser(content, file, strictness).run();
 }
 
-Bank load_bank(const std::string& path) {
+Bank load_bank(const std::string& path, Strictness strictness) {
     std::ifstream in(path);
     if (!in) {
         throw BankError(path + ":0: cannot be read");
     }
     std::ostringstream content;
     content << in.rdbuf();
-    return parse_bank(content.str(), path);
+    return parse_bank(content.str(), path, strictness);
 }
 
 std::int64_t evaluate(std::string_view expression, const Values& values) {

@@ -57,6 +57,20 @@
  * printed instead (`lab-quiz --rerun` does it with the shell, to check a
  * bank). What a second attempt earns, and whether it gets a fresh variant,
  * is an AttemptPolicy; practice asks each question once.
+ *
+ * A graded bank (the instructor's, grading/quizzes/) has the same format and
+ * may say its policy in its header, before the first question (defaults
+ * shown):
+ *
+ *     attempts: 1 0.5               (share of the points at attempt 1, 2...; none beyond)
+ *     fresh-variant: no             (yes: new parameters after each attempt)
+ *     release: after-grading        (or after-deadline: feedback once the quiz's
+ *                                    deadline in grading/course.conf has passed)
+ *
+ * What a student gets of it is its "paper" (graded.hpp): the same format
+ * without a single line of the key (answer, tolerance, wrong, explain,
+ * reread, read), parsed with Strictness::paper, which requires no answer and
+ * refuses any key line.
  */
 #pragma once
 
@@ -133,18 +147,35 @@ struct Pool {
     int line = 0;
 };
 
+/// What a further attempt at a missed question gets (the graded mode's
+/// policy; practice asks each question once).
+struct AttemptPolicy {
+    std::vector<double> weights{1.0};  ///< share of the points at attempt 1, 2, ...; none beyond
+    bool fresh_variant = false;        ///< a new draw of the parameters for each further attempt
+};
+
+/// When a graded quiz's answers and explanations reach the student.
+enum class Release { after_grading, after_deadline };
+
 struct Bank {
     std::string file;
     std::string quiz;  ///< e.g. 03_completion_queue
     Text title;
     std::vector<Pool> pools;
     std::vector<Question> questions;
+    AttemptPolicy policy;  ///< `attempts:` and `fresh-variant:` (graded banks)
+    Release release = Release::after_grading;
 };
 
+/// A bank, or a paper: a graded bank without its key (no answer required,
+/// and a key line is an error).
+enum class Strictness { bank, paper };
+
 /// Parse a bank; throws BankError naming @p file and the line.
-Bank parse_bank(std::string_view content, const std::string& file);
+Bank parse_bank(std::string_view content, const std::string& file,
+                Strictness strictness = Strictness::bank);
 /// Read and parse a bank file.
-Bank load_bank(const std::string& path);
+Bank load_bank(const std::string& path, Strictness strictness = Strictness::bank);
 /// Problems a shipped bank must not have (a missing Chinese line, a key that
 /// does not evaluate, an unknown wrong-answer value...), one line each.
 std::vector<std::string> lint_bank(const Bank& bank, const std::vector<std::string>& langs);
@@ -173,13 +204,6 @@ struct Drawn {
 /// bank's order, and each pool's draw (its members shuffled, the first @c draw
 /// kept) where the pool's first member stands.
 std::vector<Drawn> draw_quiz(const Bank& bank, std::uint64_t seed);
-
-/// What a further attempt at a missed question gets (the graded mode's
-/// policy; practice asks each question once).
-struct AttemptPolicy {
-    std::vector<double> weights{1.0};  ///< share of the points at attempt 1, 2, ...; none beyond
-    bool fresh_variant = false;        ///< a new draw of the parameters after a miss
-};
 
 /// Share of the points attempt @p attempt (0 is the first) may earn.
 double attempt_weight(const AttemptPolicy& policy, unsigned attempt);

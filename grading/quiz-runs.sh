@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The graded quizzes' "run it" questions, re-run on rxe inside the grading
+# micro-VM (grading/in-vm.sh calls it): a question answered by running
+# something is scored against what the run prints for the student's
+# variant, never against the number the student typed.
+#
+#   grading/quiz-runs.sh BUILD OUT LIST
+#
+# LIST holds HASH<TAB>COMMAND lines (lab-quiz runs); each COMMAND, a
+# `./lab run NN_lesson ARGS` of the bank, runs as the lesson's program of
+# BUILD with its arguments, and what it prints goes to OUT/HASH.out, which
+# lab-quiz grade --runs OUT reads. OUT is a cache: a command already there is
+# not run again, so each distinct variant runs once per class (and per term).
+# Only one-process lessons (01-04 and the like) can be re-run this way; a
+# command of another form is reported and left unscored by a re-run.
+set -uo pipefail
+build=$1 out=$2 list=$3
+mkdir -p "$out"
+ran=0
+while IFS=$'\t' read -r hash command; do
+    [ -n "$hash" ] || continue
+    [ -s "$out/$hash.out" ] && continue
+    read -ra words <<<"$command"
+    if [ "${#words[@]}" -lt 3 ] || [ "${words[0]}" != ./lab ] || [ "${words[1]}" != run ] ||
+        [[ ! ${words[2]} =~ ^[0-9][0-9]_[a-z_]+$ ]]; then
+        echo "grade: quiz run '$command': not a './lab run NN_lesson ...' command; not re-run"
+        continue
+    fi
+    lesson=${words[2]}
+    program=$build/lessons/$lesson/$lesson
+    if [ ! -x "$program" ]; then
+        echo "grade: quiz run '$command': no program $program; not re-run"
+        continue
+    fi
+    # What the lesson prints, whatever its exit status: a refusal is an answer too.
+    timeout -k 5 60 "$program" "${words[@]:3}" >"$out/$hash.out.part" 2>&1
+    mv "$out/$hash.out.part" "$out/$hash.out"
+    ran=$((ran + 1))
+done <"$list"
+echo "grade: quiz runs: $ran command(s) run on rxe"
