@@ -455,21 +455,31 @@ TEST_CASE("the student edition holds no graded quiz's key", "[edition]") {
         const lab::quiz::Bank bank = lab::quiz::load_bank(entry.path().string());
         INFO(bank.quiz);
         CHECK(fs::exists(edition / "quizzes/graded" / (bank.quiz + ".paper")));
-        // A text's stretches outside its {expressions}, 20 bytes or more.
+        // A text's longest stretch outside its {expressions}, if it has 60
+        // characters or more: long enough to be found only where the bank's
+        // text went (a shorter phrase may well be in the lesson it explains).
         const auto stretches = [&](const lab::quiz::Text& text) {
             for (const auto& [lang, value] : text.by_lang) {
-                std::string piece;
+                std::string piece, longest;
                 int depth = 0;
+                const auto characters = [](const std::string& bytes) {
+                    return std::ranges::count_if(bytes, [](char b) {
+                        return (static_cast<unsigned char>(b) & 0xC0) != 0x80;
+                    });
+                };
                 for (const char c : value + "{") {
                     if (c == '{' || c == '}') {
-                        if (depth == 0 && piece.size() >= 20) {
-                            pieces.push_back(squashed(piece));
+                        if (depth == 0 && characters(piece) > characters(longest)) {
+                            longest = piece;
                         }
                         piece.clear();
                         depth += c == '{' ? 1 : -1;
                     } else if (depth == 0) {
                         piece += c;
                     }
+                }
+                if (characters(longest) >= 60) {
+                    pieces.push_back(squashed(longest));
                 }
             }
         };
