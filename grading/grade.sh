@@ -288,12 +288,12 @@ if [ "$mode" = single ] && [ -d "$grading/quizzes" ]; then
     "${quiz[@]}" runs >"$course/quiz-runs.tsv" 2> >(sed 's/^lab-quiz: /grade: /' >&2) ||
         die "the graded quiz banks could not be read"
     if [ -s "$course/quiz-runs.tsv" ]; then
-        mapfile -t quiz_lessons < <(cut -f2 "$course/quiz-runs.tsv" | awk '$1 == "./lab" && $2 == "run" { print $3 }' | sort -u)
+        mapfile -t quiz_lessons < <(cut -f2 "$course/quiz-runs.tsv" | awk '$1 == "./lab" && $2 == "run" { t = $3; if (split(t, p, "/") == 2) t = substr(p[1], 1, 2) "_" p[2]; print t }' | sort -u)
         [ ${#quiz_lessons[@]} -eq 0 ] || cmake --build "$build" --target "${quiz_lessons[@]}" -j 2 >>"$out/build.log" 2>&1 ||
             die "building the lessons the quizzes re-run failed (see ${out#"$repo"/}/build.log)"
         printf '%s\n' "$build" >"$course/quiz-runs.build"
         printf '%s\n' "$out/quiz-runs" >"$course/quiz-runs.out"
-        cp "$grading/quiz-runs.sh" "$course/"
+        cp "$grading/quiz-runs.sh" "$repo/vm/run-pair.sh" "$course/"
         say "quizzes: $(grep -c . "$course/quiz-runs.tsv") run question command(s) to check on rxe"
     fi
 fi

@@ -12,10 +12,14 @@
 # BUILD with its arguments, and what it prints goes to OUT/HASH.out, which
 # lab-quiz grade --runs OUT reads. OUT is a cache: a command already there is
 # not run again, so each distinct variant runs once per class (and per term).
-# Only one-process lessons (01-04 and the like) can be re-run this way; a
-# command of another form is reported and left unscored by a re-run.
+# A two-process lesson (the build's programs.tsv says server-client) runs as
+# ./lab run runs it, server and client on this machine (run-pair.sh, staged
+# beside this script), its lines tagged [server] and [client]; NN_name/VARIANT
+# names a lesson's second program, e.g. 10_events/async_events. A command of
+# another form is reported and left unscored by a re-run.
 set -uo pipefail
 build=$1 out=$2 list=$3
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$out"
 ran=0
 while IFS=$'\t' read -r hash command; do
@@ -23,18 +27,25 @@ while IFS=$'\t' read -r hash command; do
     [ -s "$out/$hash.out" ] && continue
     read -ra words <<<"$command"
     if [ "${#words[@]}" -lt 3 ] || [ "${words[0]}" != ./lab ] || [ "${words[1]}" != run ] ||
-        [[ ! ${words[2]} =~ ^[0-9][0-9]_[a-z_]+$ ]]; then
+        [[ ! ${words[2]} =~ ^[0-9][0-9]_[a-z0-9_]+(/[a-z0-9_]+)?$ ]]; then
         echo "grade: quiz run '$command': not a './lab run NN_lesson ...' command; not re-run"
         continue
     fi
-    lesson=${words[2]}
-    program=$build/lessons/$lesson/$lesson
+    lesson=${words[2]%%/*} target=${words[2]%%/*}
+    [ "${words[2]}" = "$lesson" ] || target=${lesson%%_*}_${words[2]#*/}
+    program=$build/lessons/$lesson/$target
     if [ ! -x "$program" ]; then
         echo "grade: quiz run '$command': no program $program; not re-run"
         continue
     fi
+    role=$(awk -F '\t' -v t="$target" '$1 == t {print $2}' "$build/programs.tsv" 2>/dev/null)
     # What the lesson prints, whatever its exit status: a refusal is an answer too.
-    timeout -k 5 60 "$program" "${words[@]:3}" >"$out/$hash.out.part" 2>&1
+    if [ "$role" = server-client ]; then
+        RDMA_LAB_PAIR_TIMEOUT=60 timeout -k 5 90 bash "$here/run-pair.sh" "$program" "${words[@]:3}" \
+            >"$out/$hash.out.part" 2>&1
+    else
+        timeout -k 5 60 "$program" "${words[@]:3}" >"$out/$hash.out.part" 2>&1
+    fi
     mv "$out/$hash.out.part" "$out/$hash.out"
     ran=$((ran + 1))
 done <"$list"
