@@ -8,13 +8,13 @@
 #include <cstdlib>
 #include <iostream>
 
-// The whole program again and again in one process: a fix that works only
-// by chance fails in some round. A receive posted just after the SEND is in
-// time on some runs (on 6.12 the SEND leaves from a work queue: it failed only
-// 2 runs of 40 there), so each round also checks the order the tracer saw,
-// which catches it every time. kRounds comes from the rates the guide gives;
-// RDMA_LAB_HIDDEN_ROUNDS sets another count and runs every round, printing
-// how many failed, to measure a rate again.
+// The whole program again and again in one process: a fix that works only by
+// chance fails in some round. A receive posted just after the SEND is in time
+// on some runs (on 6.12 such a program failed only 2 runs of 40), so each
+// round also checks the order the tracer saw, which catches it every time.
+// kRounds comes from the rates the guide gives; RDMA_LAB_HIDDEN_ROUNDS sets
+// another count and runs every round, printing how many failed, to measure a
+// rate again.
 TEST_CASE("hidden: the whole program, three times in one run, connects, writes and sends",
           "[ex05][hidden]") {
     constexpr std::uint64_t kRounds = 3;

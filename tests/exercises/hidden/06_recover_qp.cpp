@@ -36,12 +36,12 @@ TEST_CASE("hidden: recover_qp with new PSNs at the ends of their range", "[ex06]
     recover_with_psns(0xffffff, 0x000000);
 }
 
-// 32 writes behind the fault, not three, and the fault again and again on
-// one pair of QPs. A drain fitted to three completions fails every round. A
-// drain that stops at the first empty poll loses flushed completions that
-// come a little late: on 6.12, where rxe completes from a work queue, in 9 of
-// 40 rounds; on 6.1 never (the guide). kDrainRounds is the count that catches
-// it with 99 % probability at the lower 95 % bound of that rate.
+// 32 writes behind the fault, not three, and the fault again and again on one
+// pair of QPs. A drain fitted to three completions fails every round. A drain
+// that stops at the first empty poll loses flushed completions that come a
+// little late: on 6.12 in 9 of 40 rounds, on 6.1 never (the guide).
+// kDrainRounds is the count that catches it with 99 % probability at the
+// lower 95 % bound of that rate.
 TEST_CASE("hidden: drain_after_fault: 32 requests behind the fault, 36 faults in a row",
           "[ex06][hidden]") {
     constexpr std::uint64_t kDrainRounds = 36;
