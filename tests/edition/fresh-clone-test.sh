@@ -99,7 +99,7 @@ for exercise in exercises/[0-9][0-9]_*/; do
     name=$(basename "$exercise")
     [ "$exercises" = all ] || [[ ",$exercises," == *",${name%%_*},"* ]] || continue
     graded=$((graded + 1))
-    grep -qE "^  $name +0 of 90 points" "$work/grade.log" || fail "$name is not scored 0 of 90"
+    grep -qE "^  $name +0 of 70 points" "$work/grade.log" || fail "$name is not scored 0 of 70"
 done
 [ "$graded" -gt 0 ] || fail "no exercise of the clone matches '$exercises'"
 ! grep -q 'hidden:' "$work/grade.log" || fail "the student edition ran an instructor's check"

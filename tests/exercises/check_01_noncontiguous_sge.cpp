@@ -350,13 +350,14 @@ void one_sided(const std::string& op, bool reading, bool zero_copy) {
     session.end();
 }
 
-// SEND/RECV on the loopback pair, zero copy or packed.
-void two_sided(const std::string& op, bool zero_copy) {
+// SEND/RECV on the loopback pair, zero copy or packed, on @p layouts.
+void two_sided(const std::string& op, bool zero_copy,
+               const std::vector<Layout>& layouts = kLayouts) {
     Session session(lab::grade::kSends | lab::grade::kReceives);
     for (const QueueOptions& queue : zero_copy ? kQueues : std::vector<QueueOptions>{kQueues[0]}) {
         session.loopback(queue);
         std::uint64_t seed = 100;
-        for (const Layout& layout : kLayouts) {
+        for (const Layout& layout : layouts) {
             INFO(op << " of " << layout.text() << ", max_sge " << session.max_sge());
             ++seed;
             const std::uint32_t psn_before = session.receiver_psn();

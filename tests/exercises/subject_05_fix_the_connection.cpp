@@ -107,6 +107,27 @@ void whole_program(Link& link) {
     link.expect("checked");
 }
 
+// The whole program again and again in one process: the check says how many
+// rounds; each round's output, or its error, goes back ("round"). A round
+// that fails does not end the scenario, so that the check can count them.
+void whole_program_rounds(Link& link) {
+    static_cast<void>(lab::open_device(""));
+    link.send(Message{"ready"}.add(0).add(0));
+    link.expect("go");
+    const std::uint64_t rounds = link.expect("rounds").number(1);
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+        std::ostringstream out;
+        std::string error;
+        try {
+            fix::run("", kPort, out);
+        } catch (const std::exception& failure) {
+            error = failure.what();
+        }
+        link.send(Message{"round", out.str()}.add(error));
+        link.expect(round + 1 < rounds ? "next" : "checked");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,5 +139,6 @@ int main(int argc, char** argv) {
                                         {"connect", connect},
                                         {"send_message", send_message},
                                         {"whole_program", whole_program},
+                                        {"whole_program_rounds", whole_program_rounds},
                                     });
 }

@@ -31,6 +31,22 @@ recover::Resources faulted(Link& link) {
     return r;
 }
 
+// Back to a fresh connection after a round of the fault: both QPs through
+// RESET, the CQ emptied of what the student's drain left.
+void reconnect(recover::Resources& r) {
+    for (ibv_qp* qp : {r.qp_a.get(), r.qp_b.get()}) {
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_RESET;
+        lab::check(ibv_modify_qp(qp, &attr, IBV_QP_STATE), "ibv_modify_qp(RESET)");
+    }
+    ibv_wc wc{};
+    for (ibv_cq* cq : {r.cq_a.get(), r.cq_b.get()}) {
+        while (ibv_poll_cq(cq, 1, &wc) > 0) {
+        }
+    }
+    recover::connect(r, lab::random_psn(), lab::random_psn());
+}
+
 void drain_after_fault(Link& link) {
     recover::Resources r = faulted(link);
     Message seen{"seen"};
@@ -39,6 +55,32 @@ void drain_after_fault(Link& link) {
     }
     link.send(seen);
     link.expect("checked");
+}
+
+// The fault again and again on one pair of QPs: the check says how many
+// rounds and how many writes a round posts (the first with a wrong rkey);
+// each round's statuses go back as they were drained ("round"), then the
+// course's code starts the next round from a fresh connection.
+void drain_rounds(Link& link) {
+    recover::Resources r = recover::create_resources("", kPort);
+    recover::connect(r, lab::random_psn(), lab::random_psn());
+    link.send(Message{"ready"}.add(r.qp_a->qp_num).add(r.qp_b->qp_num));
+    link.expect("go");
+    const Message asked = link.expect("rounds");
+    const auto rounds = asked.number(1);
+    const auto writes = static_cast<int>(asked.number(2));
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+        recover::post_writes(r, writes, r.mr_b->rkey ^ 0x5a5a);
+        Message seen{"round"};
+        for (const ibv_wc& wc : recover::drain_after_fault(r.cq_a.get(), writes, 5000ms)) {
+            seen.add(static_cast<std::uint64_t>(wc.status));
+        }
+        link.send(seen);
+        link.expect(round + 1 < rounds ? "next" : "checked");
+        if (round + 1 < rounds) {
+            reconnect(r);
+        }
+    }
 }
 
 // The check gives the PSNs each QP sends from after the recovery.
@@ -79,6 +121,7 @@ int main(int argc, char** argv) {
     return lab::grade::subject_main(argc, argv,
                                     {
                                         {"drain_after_fault", drain_after_fault},
+                                        {"drain_rounds", drain_rounds},
                                         {"recover_qp", recover_qp},
                                         {"pause_send_queue", pause_send_queue},
                                     });
