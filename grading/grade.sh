@@ -270,23 +270,54 @@ wait || true
 say "compiled in $((SECONDS - compile_started)) s"
 
 # --- 4b. graded quizzes: the run questions to re-run in the same boot -------
-quiz=()
-if [ "$mode" = single ] && [ -d "$grading/quizzes" ]; then
-    quiz_answers=${RDMA_LAB_QUIZ_ANSWERS:-}
-    if [ -z "$quiz_answers" ]; then
-        for candidate in "$dir/quizzes/answers/graded" "$dir/../quizzes/answers/graded"; do
-            if [ -d "$candidate" ]; then
-                quiz_answers=$candidate
+# quiz_of STUDENT: the lab-quiz command line for one student's answers. In a
+# class, the answers come with the submission (intake.sh took them); alone,
+# they are beside the graded folder. The variants are drawn for the student id
+# of RDMA_LAB_ROSTER (a CSV file of SUBMISSION,ID lines: the id each student
+# was told to take the quizzes with) or RDMA_LAB_STUDENT; without one, for the
+# id the answers file gives, which the student wrote, and the grade says so.
+quiz=() quizzes_graded=0
+declare -A quiz_answers_of=() roster=()
+if [ -n "${RDMA_LAB_ROSTER:-}" ]; then
+    [ -f "$RDMA_LAB_ROSTER" ] || die "RDMA_LAB_ROSTER: no file $RDMA_LAB_ROSTER"
+    while IFS=, read -r name id _; do
+        [ -z "$name" ] || [ -z "$id" ] || roster[$name]=$id
+    done < <(tr -d '\r' <"$RDMA_LAB_ROSTER")
+fi
+quiz_of() {
+    quiz=("$build/tools/quiz/lab-quiz" --banks "$grading/quizzes" --answers "${quiz_answers_of[$1]}"
+        --course "$grading/course.conf")
+    if [ -n "${roster[$1]:-}" ]; then
+        quiz+=(--student "${roster[$1]}")
+    elif [ "$mode" = single ] && [ -n "${RDMA_LAB_STUDENT:-}" ]; then
+        quiz+=(--student "$RDMA_LAB_STUDENT")
+    fi
+}
+if [ "$mode" != submission ] && [ -d "$grading/quizzes" ]; then
+    quizzes_graded=1
+    mkdir -p "$out/no-answers"
+    for student in "${students[@]}"; do
+        quiz_answers_of[$student]=$out/no-answers
+        if [ "$mode" = class ]; then
+            [ ! -d "$work/$student/quizzes" ] || quiz_answers_of[$student]=$work/$student/quizzes
+            continue
+        fi
+        for candidate in "${RDMA_LAB_QUIZ_ANSWERS:-}" "$dir/quizzes/answers/graded" "$dir/../quizzes/answers/graded"; do
+            if [ -n "$candidate" ] && [ -d "$candidate" ]; then
+                quiz_answers_of[$student]=$candidate
                 break
             fi
         done
-    fi
-    [ -n "$quiz_answers" ] || say "no graded quiz answers (quizzes/answers/graded/) beside $dir: the quizzes score 0"
+        [ "${quiz_answers_of[$student]}" != "$out/no-answers" ] ||
+            say "no graded quiz answers (quizzes/answers/graded/) beside $dir: the quizzes score 0"
+    done
     cmake --build "$build" --target lab_quiz -j 2 >>"$out/build.log" 2>&1 || die "building lab-quiz failed (see ${out#"$repo"/}/build.log)"
-    quiz=("$build/tools/quiz/lab-quiz" --banks "$grading/quizzes" --answers "${quiz_answers:-$out/no-answers}"
-        --course "$grading/course.conf" ${RDMA_LAB_STUDENT:+--student "$RDMA_LAB_STUDENT"})
-    "${quiz[@]}" runs >"$course/quiz-runs.tsv" 2> >(sed 's/^lab-quiz: /grade: /' >&2) ||
-        die "the graded quiz banks could not be read"
+    # Every distinct command the class's variants ask for, once.
+    for student in "${students[@]}"; do
+        quiz_of "$student"
+        "${quiz[@]}" runs 2> >(sed "s/^lab-quiz: /grade: $student: /" >&2) ||
+            die "the graded quiz banks could not be read"
+    done | sort -u >"$course/quiz-runs.tsv"
     if [ -s "$course/quiz-runs.tsv" ]; then
         mapfile -t quiz_lessons < <(cut -f2 "$course/quiz-runs.tsv" | awk '$1 == "./lab" && $2 == "run" { t = $3; if (split(t, p, "/") == 2) t = substr(p[1], 1, 2) "_" p[2]; print t }' | sort -u)
         [ ${#quiz_lessons[@]} -eq 0 ] || cmake --build "$build" --target "${quiz_lessons[@]}" -j 2 >>"$out/build.log" 2>&1 ||
@@ -307,14 +338,24 @@ say "checks ran in $((SECONDS - check_started)) s"
 
 # The quizzes' scores, beside the exercises' results: quizzes.tsv and the
 # feedback the banks' release policy allows.
-if [ ${#quiz[@]} -gt 0 ]; then
-    results=$work/${students[0]}/results
-    mkdir -p "$results"
-    "${quiz[@]}" --runs "$out/quiz-runs" --feedback "$results/quiz-feedback" grade \
-        >"$results/quizzes.tsv" 2> >(sed 's/^lab-quiz: /grade: /' >&2) || say "the quizzes could not be graded"
-    while IFS=$'\t' read -r name score max; do
-        say "quiz $name: $score of $max"
-    done <"$results/quizzes.tsv"
+if [ "$quizzes_graded" = 1 ]; then
+    for student in "${students[@]}"; do
+        results=$work/$student/results
+        mkdir -p "$results"
+        quiz_of "$student"
+        "${quiz[@]}" --runs "$out/quiz-runs" --feedback "$results/quiz-feedback" grade \
+            >"$results/quizzes.tsv" 2> >(sed "s/^lab-quiz: /grade: $student: /" >&2) ||
+            say "$student: the quizzes could not be graded"
+        if [ "$mode" = class ]; then
+            if [ -z "${roster[$student]:-}" ] && [ "${quiz_answers_of[$student]}" != "$out/no-answers" ]; then
+                say "$student: quizzes graded for the id their answers files give ($(sed -n 's/.*student=\([^ ]*\).*/\1/p;q' "${quiz_answers_of[$student]}"/*.txt | head -n 1)); RDMA_LAB_ROSTER fixes it"
+            fi
+            continue
+        fi
+        while IFS=$'\t' read -r name score max; do
+            say "quiz $name: $score of $max"
+        done <"$results/quizzes.tsv"
+    done
 fi
 
 # --- 6. scores and reports ----------------------------------------------------

@@ -79,3 +79,17 @@ for pair in "${pairs[@]}"; do
         printf '%s\t%s\tmissing\n' "$exercise" "$file" >>"$out/intake.tsv"
     fi
 done
+
+# The graded quizzes' answers files (./lab quiz NN --graded writes them in the
+# student's repository: quizzes/answers/graded/NN_name.txt), plain text the
+# grader parses; the first folder that holds any is taken.
+for folder in "$root/quizzes/answers/graded" "$root"/*/quizzes/answers/graded; do
+    answers=("$folder"/[0-9][0-9]_*.txt)
+    [ ${#answers[@]} -gt 0 ] || continue
+    mkdir -p "$out/quizzes"
+    for file in "${answers[@]}"; do
+        [[ $(basename "$file") =~ ^[0-9][0-9]_[a-z0-9_]+\.txt$ ]] && plain_file "$file" &&
+            cp -- "$file" "$out/quizzes/"
+    done
+    break
+done
