@@ -27,6 +27,9 @@
 # the check programs run in one micro-VM boot, each starting the student's
 # program in a sandbox of its own. Points: grading/points.conf.
 # RDMA_LAB_CHECK_TIMEOUT: seconds a check may take (default 20);
+# RDMA_LAB_GRADE_COMPILE_JOBS: students compiled at a time (default 2);
+# RDMA_LAB_GRADE_PCH_MIN: how many students' files must open with the same
+# #include lines for them to be precompiled (default 3);
 # RDMA_LAB_POINTS: another points file; RDMA_LAB_GRADE_OUT: another output
 # folder (inside the checkout) instead of build/grade.
 # Exit status: 0 when every check passed, 1 when some failed, 2 on bad usage.
