@@ -302,6 +302,7 @@ for student in "${students[@]}"; do
 done
 wait || true
 say "compiled in $((SECONDS - compile_started)) s"
+rm -rf "$course/pch" # about 65 MB an exercise, of no use to the checks
 
 # --- 5. run the checks: one micro-VM boot for everyone -------------------------
 check_started=$SECONDS
