@@ -58,9 +58,10 @@ seconds=$(($(date +%s) - started))
 }
 compiled=$(sed -n 's/^grade: compiled in \([0-9]*\) s$/\1/p' "$log")
 checked=$(sed -n 's/^grade: checks ran in \([0-9]*\) s$/\1/p' "$log")
+precompiled=$(sed -n 's/^grade: precompiled the course.s headers for [0-9]* exercise(s) in \([0-9]*\) s$/\1/p' "$log")
 echo "grade-class: $students students x ${#exercises[@]} exercises in $seconds s" \
     "($(awk -v s="$seconds" -v n="$students" 'BEGIN {printf "%.1f", s / n}') s per student;" \
-    "compile ${compiled:-?} s, checks in the micro-VM ${checked:-?} s)"
+    "precompiled headers ${precompiled:-0} s, compile ${compiled:-?} s, checks in the micro-VM ${checked:-?} s)"
 # Where the time goes: seconds per exercise, summed over the class, of its
 # compile (in the sandbox) and of its check program (in the micro-VM; two ran
 # at a time, so these add up to about twice the checks' wall time).

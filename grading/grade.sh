@@ -35,6 +35,9 @@
 # results (build/grade/work/STUDENT/results/). The student id that seeds the
 # variants is RDMA_LAB_STUDENT, else the one the answers files name.
 # RDMA_LAB_CHECK_TIMEOUT: seconds a check may take (default 20);
+# RDMA_LAB_GRADE_COMPILE_JOBS: students compiled at a time (default 2);
+# RDMA_LAB_GRADE_PCH_MIN: how many students' files must open with the same
+# #include lines for them to be precompiled (default 3);
 # RDMA_LAB_POINTS: another points file; RDMA_LAB_GRADE_OUT: another output
 # folder (inside the checkout) instead of build/grade.
 # Exit status: 0 when every check passed, 1 when some failed, 2 on bad usage.
@@ -245,6 +248,45 @@ esac
 say "${#students[@]} submission(s), ${#exercises[@]} exercise(s)"
 
 # --- 4. compile each student's files in the sandbox, two at a time -------------
+# First the precompiled headers, once for the class: per exercise, the
+# #include lines that open the most students' files, when at least
+# RDMA_LAB_GRADE_PCH_MIN (default 3) students' files start with them
+# (compile-exercise.sh says when a file uses them, and why that changes
+# nothing a student sees). Built in a sandbox that sees the course alone.
+pch_exercises=()
+rm -rf "$course/pch"
+mkdir -p "$course/pch"
+for exercise in "${exercises[@]}"; do
+    edited_file=$(sed -n 's/^EDITED=(\(.*\) )$/\1/p' "$course/$exercise.build")
+    [[ $edited_file =~ ^[A-Za-z0-9_.-]+$ ]] || continue # one edited file, plainly named
+    openings=$work/pch-$exercise.txt
+    : >"$openings"
+    for student in "${students[@]}"; do
+        file=$work/$student/src/$exercise/$edited_file
+        if [ -f "$file" ] && [ ! -L "$file" ]; then
+            bash "$grading/compile-exercise.sh" --opening "$file" | tr '\n' '\1' >>"$openings" || true
+        fi
+        printf '\n' >>"$openings"
+    done
+    # The commonest opening, and how many openings start with it.
+    best=$(grep -v '^$' "$openings" | sort | uniq -c | sort -k1,1nr -k2 | head -n 1 | sed 's/^ *[0-9]* //') || true
+    [ -n "$best" ] || continue
+    count=$(awk -v b="$best" 'index($0, b) == 1' "$openings" | wc -l)
+    [ "$count" -ge "${RDMA_LAB_GRADE_PCH_MIN:-3}" ] || continue
+    mkdir -p "$course/pch/$exercise"
+    printf '%s' "$best" | tr '\1' '\n' >"$course/pch/$exercise/prefix.hpp"
+    pch_exercises+=("$exercise")
+done
+if [ ${#pch_exercises[@]} -gt 0 ]; then
+    pch_started=$SECONDS
+    # shellcheck disable=SC2016 # the inner shell expands it
+    "$grading/host-sandbox.sh" --timeout 600 --ro "$course:/course" --rw "$course/pch:/course/pch" -- \
+        bash -c 'for exercise; do bash "${LAB_PATH_COURSE:-/course}/compile-exercise.sh" --pch "$exercise" &
+            [ "$(jobs -r | wc -l)" -lt 2 ] || wait -n; done; wait' \
+        pch "${pch_exercises[@]}" >"$course/pch/sandbox.log" 2>&1 ||
+        say "the precompiled headers' sandbox ended with status $? (compiling without them)"
+    say "precompiled the course's headers for ${#pch_exercises[@]} exercise(s) in $((SECONDS - pch_started)) s"
+fi
 compile_student() {
     local student=$1
     mkdir -p "$work/$student/build"
@@ -268,6 +310,7 @@ for student in "${students[@]}"; do
 done
 wait || true
 say "compiled in $((SECONDS - compile_started)) s"
+rm -rf "$course/pch" # about 65 MB an exercise, of no use to the checks
 
 # --- 4b. graded quizzes: the run questions to re-run in the same boot -------
 # quiz_of STUDENT: the lab-quiz command line for one student's answers. In a
