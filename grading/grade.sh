@@ -135,7 +135,8 @@ cmake --build "$build" --target grade_kit -j 2 >"$out/build.log" 2>&1 || {
 }
 if [ "$mode" = class ]; then
     # The course file, checked before anything is graded.
-    problem=$("$build/grading/lab_grade_report" --check-plan "$plan" 2>&1) || {
+    problem=$("$build/grading/lab_grade_report" --check-plan "$plan" \
+        --course-folders "$repo/exercises,$repo/lessons" 2>&1) || {
         problem=${problem#lab_grade_report: }
         die "${problem//"$repo"\//}"
     }

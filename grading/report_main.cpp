@@ -6,7 +6,7 @@
 //                    [--print checks|table] [--reports DIR] [--gradebook FILE]
 //                    [--junit FILE] [--gradescope FILE] [--github FILE]
 //                    [--plan FILE [--report-scores FILE]]
-//   lab_grade_report --check-plan FILE
+//   lab_grade_report --check-plan FILE [--course-folders EXERCISES,LESSONS]
 //
 // --course: the staged course (exercises.txt, NN_name.checks); --work: one
 // folder per student, holding build/NN_name/{status,compile.log},
@@ -140,7 +140,17 @@ int main(int argc, char** argv) {
             if (!fs::exists(file)) {
                 throw lab::Error(file.string() + ": no such file");
             }
-            CourseConf::parse(read_text(file), file.string());
+            // --course-folders DIR,DIR: the exercises' and lessons' folders, whose names a
+            // weight or a deadline must use
+            std::vector<std::string> known;
+            for (const std::string& folder : split(options["course-folders"], ',')) {
+                for (const auto& entry : fs::directory_iterator(folder)) {
+                    if (entry.is_directory()) {
+                        known.push_back(entry.path().filename().string());
+                    }
+                }
+            }
+            CourseConf::parse(read_text(file), file.string(), known.empty() ? nullptr : &known);
             return 0;
         }
         for (const char* needed : {"course", "work", "points"}) {

@@ -127,7 +127,8 @@ int days_late(Seconds submitted, Seconds deadline) {
     return static_cast<int>((submitted - deadline + 86399) / 86400);
 }
 
-CourseConf CourseConf::parse(std::string_view text, const std::string& file) {
+CourseConf CourseConf::parse(std::string_view text, const std::string& file,
+                             const std::vector<std::string>* known) {
     CourseConf conf;
     std::map<int, std::vector<std::pair<std::string, double>>> weights;
     std::set<std::string> seen_keys;
@@ -135,6 +136,17 @@ CourseConf CourseConf::parse(std::string_view text, const std::string& file) {
     std::size_t number = 0;
     const auto fail = [&](const std::string& what) {
         throw lab::Error(file + ":" + std::to_string(number) + ": " + what);
+    };
+    // An exercise or a lesson's quiz of another course: refused when the course's are known.
+    const auto check_known = [&](const std::string& name) {
+        const std::string folder = is_quiz_name(name)       ? name.substr(kQuizPrefix.size())
+                                   : is_exercise_name(name) ? name
+                                                            : "";
+        if (known && !folder.empty() &&
+            std::find(known->begin(), known->end(), folder) == known->end()) {
+            fail("'" + name + "': the course has no " +
+                 (is_quiz_name(name) ? "lesson " : "exercise ") + folder);
+        }
     };
     const auto once = [&](const std::string& key) {
         if (!seen_keys.insert(key).second) {
@@ -172,6 +184,7 @@ CourseConf CourseConf::parse(std::string_view text, const std::string& file) {
                 fail("'" + name + "' is no assignment: an exercise (02_ud_ping), 01_report, " +
                      "project, quizzes or quiz:NN_name");
             }
+            check_known(name);
             const auto percent = number_of(words[3]);
             if (!percent || *percent < 0 || *percent > 100) {
                 fail("'" + words[3] + "' is not a percent (0 to 100)");
@@ -205,6 +218,7 @@ CourseConf CourseConf::parse(std::string_view text, const std::string& file) {
                 fail("'" + name + "' is no assignment with a deadline: an exercise (02_ud_ping), " +
                      "01_report, project or quiz:NN_name");
             }
+            check_known(name);
             const auto moment = parse_iso8601(words[2]);
             if (!moment) {
                 fail("'" + words[2] +

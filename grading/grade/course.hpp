@@ -57,8 +57,13 @@ struct LatePolicy {
 /// grading/course.conf, parsed.
 class CourseConf {
   public:
-    /// Parse @p text; throws lab::Error "FILE:LINE: what is wrong" (one line) naming @p file.
-    static CourseConf parse(std::string_view text, const std::string& file);
+    /**
+     * @brief Parse @p text; throws lab::Error "FILE:LINE: what is wrong" (one line) naming @p file.
+     * @param known the course's exercise and lesson folders: when given, an exercise or a quiz
+     * the file names must be one of them (a typo would otherwise weigh nothing)
+     */
+    static CourseConf parse(std::string_view text, const std::string& file,
+                            const std::vector<std::string>* known = nullptr);
 
     int syllabus = 0;  ///< 10, 12 or 14
     /// The weights of the chosen syllabus, in the file's order: assignment, percent.

@@ -464,3 +464,24 @@ TEST_CASE("the quizzes: one column, or one per weighed lesson; quizzes.tsv", "[u
           "quiz:07_rdma_write,late_days_used,late_days_left,total,notes");
     CHECK(lab::test::lines(csv).at(1) == "ann,100,,100,,,25,,0,2,82.5,");
 }
+
+TEST_CASE("course.conf bad input: an exercise or a lesson the course does not have",
+          "[unit][grading]") {
+    const std::vector<std::string> known = {"02_ud_ping", "06_send_recv"};
+    const auto error_with = [&](const std::string& text) {
+        try {
+            CourseConf::parse(text, "course.conf", &known);
+        } catch (const lab::Error& error) {
+            return std::string(error.what());
+        }
+        return std::string();
+    };
+    CHECK(error_with("syllabus 14\nweight 14 02_udping 10\n") ==
+          "course.conf:2: '02_udping': the course has no exercise 02_udping");
+    CHECK(error_with("syllabus 14\nweight 14 02_ud_ping 10\n"
+                     "deadline quiz:05_send_recv 2027-04-14T23:59:00Z\n") ==
+          "course.conf:3: 'quiz:05_send_recv': the course has no lesson 05_send_recv");
+    CHECK(error_with("syllabus 14\nweight 14 02_ud_ping 10\nweight 14 quiz:06_send_recv 5\n"
+                     "weight 14 01_report 5\nweight 14 project 5\n")
+              .empty());
+}
