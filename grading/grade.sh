@@ -219,11 +219,7 @@ single) work=$out/work ;;
 class) work=$out/class/work ;;
 submission) work=$out/submission/work ;;
 esac
-if [ -n "$only" ]; then
-    rm -rf "${work:?}/$only" # the others' results stay
-else
-    rm -rf "$work"
-fi
+[ -n "$only" ] || rm -rf "$work" # --only: the others' results stay
 mkdir -p "$work"
 students=()
 
@@ -272,7 +268,10 @@ class)
             continue
         fi
         taken[$name]=1
-        [ -z "$only" ] || [ "$name" = "$only" ] || continue
+        if [ -n "$only" ]; then
+            [ "$name" = "$only" ] || continue
+            rm -rf "${work:?}/$only"
+        fi
         intake "$name" "$kind" "$entry"
     done
     [ -z "$only" ] || [ ${#students[@]} -gt 0 ] || die "--only: $dir holds no submission named $only"

@@ -80,10 +80,12 @@ TEST_CASE("one student graded again (--only), the others' saved results kept", "
     CHECK(run.out.find("total: weighted by syllabus 12, out of 100") != std::string::npos);
 
     // A student DIR does not hold: refused, the saved results untouched.
-    const auto nobody = grade({"--class", submissions.string(), "--only", "carol"}, plan);
+    fs::remove_all(submissions / "bob");
+    const auto nobody = grade({"--class", submissions.string(), "--only", "bob"}, plan);
     CHECK(nobody.exit_code == 2);
-    CHECK(nobody.err.find("holds no submission named carol") != std::string::npos);
-    CHECK(fs::exists(work / "alice" / "results" / (kExercise + ".tsv")));
+    CHECK(nobody.err.find("holds no submission named bob") != std::string::npos);
+    CHECK(fs::exists(work / "bob" / "intake.tsv"));
+    CHECK(read_text(work / "alice" / "results" / (kExercise + ".tsv")) == passed);
 }
 
 TEST_CASE("a mistake in the course file stops the class run: one line, status 2",
