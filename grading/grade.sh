@@ -7,16 +7,25 @@
 #         grade DIR, a copy of exercises/ (default: exercises/): every check
 #         with pass or FAIL and why, a score per exercise, a JUnit report
 #         (default build/grade/grade-report.xml)
-#   ./lab grade --class DIR [--exercises LIST]
+#   ./lab grade --class DIR [--exercises LIST] [--report-scores FILE] [--only STUDENT]
 #         grade a class: DIR holds one entry per student, a folder shaped like
-#         exercises/ or a .zip or .tar.gz of one; prints a score table, writes
-#         build/grade/class/gradebook.csv and, per student, a text and a JUnit
-#         report in build/grade/class/reports/; compares the submissions with
-#         sim_c++ (grading/similarity.sh) into build/grade/class/similarity.txt
-#   ./lab grade --gradescope [--visible-only]
+#         exercises/ or a .zip or .tar.gz of one (a git repository or not);
+#         prints a score table, writes build/grade/class/gradebook.csv and, per
+#         student, a text and a JUnit report in build/grade/class/reports/;
+#         compares the submissions with sim_c++ (grading/similarity.sh) into
+#         build/grade/class/similarity.txt. The gradebook follows
+#         grading/course.conf: the syllabus's weights, late days from each
+#         exercise's last commit against its deadline, exercise 01's report
+#         (--report-scores: a CSV of student,score), the quizzes (quizzes.tsv
+#         in build/grade/class/work/STUDENT/results/), the weighted total.
+#         --only STUDENT grades that one submission of DIR again, keeps the
+#         others' results from the last class run, and rewrites the gradebook
+#   ./lab grade --gradescope [--visible-only] [--per-exercise]
 #         write build/grade/gradescope/autograder.zip (setup.sh, run_autograder);
 #         --visible-only leaves the instructor's own checks out of it (for
-#         GitHub Classroom, whose students can fetch the package)
+#         GitHub Classroom, whose students can fetch the package);
+#         --per-exercise also writes one package per exercise, for one
+#         Gradescope assignment each: build/grade/gradescope/NN_name/autograder.zip
 #   ./lab grade --submission DIR [--gradescope-results FILE] [--github-output FILE]
 #         grade one submission for a platform (run_autograder, the GitHub
 #         Classroom workflow): results.json, or lines for $GITHUB_OUTPUT
@@ -38,8 +47,9 @@
 # RDMA_LAB_GRADE_COMPILE_JOBS: students compiled at a time (default 2);
 # RDMA_LAB_GRADE_PCH_MIN: how many students' files must open with the same
 # #include lines for them to be precompiled (default 3);
-# RDMA_LAB_POINTS: another points file; RDMA_LAB_GRADE_OUT: another output
-# folder (inside the checkout) instead of build/grade.
+# RDMA_LAB_POINTS: another points file; RDMA_LAB_COURSE_CONF: another course
+# file; RDMA_LAB_GRADE_OUT: another output folder (inside the checkout)
+# instead of build/grade.
 # Exit status: 0 when every check passed, 1 when some failed, 2 on bad usage.
 set -euo pipefail
 
@@ -52,11 +62,12 @@ die() {
 }
 say() { echo "grade: $*" >&2; }
 
-usage_line="usage: ./lab grade [--junit FILE] [--exercises LIST] [DIR] | --class DIR | --gradescope [--visible-only]"
+usage_line="usage: ./lab grade [--junit FILE] [--exercises LIST] [DIR] | --class DIR [--only STUDENT] | --gradescope [--visible-only] [--per-exercise]"
 mode=single dir='' junit='' exercises_wanted='' submission='' gradescope_results='' github_output='' package_args=()
+only='' report_scores=''
 while [ $# -gt 0 ]; do
     case "$1" in
-    --junit | --exercises | --class | --submission | --gradescope-results | --github-output)
+    --junit | --exercises | --class | --submission | --gradescope-results | --github-output | --only | --report-scores)
         [ $# -ge 2 ] || die "$1 needs a value ($usage_line)"
         case "$1" in
         --junit) junit=$2 ;;
@@ -65,6 +76,8 @@ while [ $# -gt 0 ]; do
         --submission) mode=submission submission=$2 ;;
         --gradescope-results) gradescope_results=$2 ;;
         --github-output) github_output=$2 ;;
+        --only) only=$2 ;;
+        --report-scores) report_scores=$(realpath -m -- "$2") ;;
         esac
         shift 2
         ;;
@@ -72,8 +85,8 @@ while [ $# -gt 0 ]; do
         mode=package
         shift
         ;;
-    --visible-only)
-        package_args+=(--visible-only)
+    --visible-only | --per-exercise)
+        package_args+=("$1")
         shift
         ;;
     -h | --help)
@@ -93,12 +106,19 @@ single)
     dir=${dir:-$repo/exercises}
     [ -d "$dir" ] || die "'$dir' is not a folder (give a copy of exercises/)"
     ;;
-class) [ -d "$dir" ] || die "'$dir' is not a folder (give a folder with one entry per student)" ;;
+class)
+    [ -d "$dir" ] || die "'$dir' is not a folder (give a folder with one entry per student)"
+    [ -z "$report_scores" ] || [ -f "$report_scores" ] || die "--report-scores: no file $report_scores"
+    ;;
 submission) [ -d "$submission" ] || die "'$submission' is not a folder" ;;
 esac
 [[ $exercises_wanted =~ ^([0-9][0-9](,[0-9][0-9])*)?$ ]] ||
     die "--exercises takes exercise numbers, e.g. 01,05 (not '$exercises_wanted')"
 
+[ -z "$only" ] || [ "$mode" = class ] || die "--only STUDENT goes with --class DIR"
+[ -z "$only" ] || [[ $only =~ ^[A-Za-z0-9_-][A-Za-z0-9._-]*$ ]] ||
+    die "--only takes a student's name as the gradebook writes it, not '$only'"
+[ -z "$report_scores" ] || [ "$mode" = class ] || die "--report-scores goes with --class DIR"
 if [ "$mode" = package ]; then
     exec "$grading/gradescope/package.sh" "${package_args[@]}"
 fi
@@ -112,6 +132,7 @@ out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade} # inside the checkout: the micro-VM
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # absolute: the sandboxes and the micro-VM work in other folders
 course=$out/course
+plan=${RDMA_LAB_COURSE_CONF:-$grading/course.conf}
 
 # --- 1. the course's objects and check programs, built once ------------------
 say "building the checks and the course's objects (${build#"$repo"/})"
@@ -123,6 +144,24 @@ cmake --build "$build" --target grade_kit -j 2 >"$out/build.log" 2>&1 || {
     grep -E 'error' "$out/build.log" | head -n 10 >&2
     die "building the checks failed (full log: ${out#"$repo"/}/build.log)"
 }
+if [ "$mode" = class ]; then
+    # The course file, checked before anything is graded.
+    problem=$("$build/grading/lab_grade_report" --check-plan "$plan" \
+        --course-folders "$repo/exercises,$repo/lessons" 2>&1) || {
+        problem=${problem#lab_grade_report: }
+        die "${problem//"$repo"\//}"
+    }
+fi
+# --only: the exercises of the last class run, whose results are kept.
+if [ -n "$only" ]; then
+    if [ ! -f "$out/class/exercises.txt" ] || [ ! -d "$out/class/work" ]; then
+        die "--only: no class run to start from in ${out#"$repo"/}/class: grade the class first"
+    fi
+    last=$(cut -c1-2 "$out/class/exercises.txt" | paste -sd,)
+    [ -z "$exercises_wanted" ] || [ "$exercises_wanted" = "$last" ] ||
+        die "--only: the last class run graded exercises $last, not $exercises_wanted"
+    exercises_wanted=$last
+fi
 
 # --- 2. stage the course: headers, objects and recipes, for the sandboxes ----
 rm -rf "$course"
@@ -191,7 +230,7 @@ single) work=$out/work ;;
 class) work=$out/class/work ;;
 submission) work=$out/submission/work ;;
 esac
-rm -rf "$work"
+[ -n "$only" ] || rm -rf "$work" # --only: the others' results stay
 mkdir -p "$work"
 students=()
 
@@ -240,9 +279,15 @@ class)
             continue
         fi
         taken[$name]=1
+        if [ -n "$only" ]; then
+            [ "$name" = "$only" ] || continue
+            rm -rf "${work:?}/$only"
+        fi
         intake "$name" "$kind" "$entry"
     done
+    [ -z "$only" ] || [ ${#students[@]} -gt 0 ] || die "--only: $dir holds no submission named $only"
     [ ${#students[@]} -gt 0 ] || die "$dir holds no submissions (folders, .zip or .tar.gz files)"
+    cp "$course/exercises.txt" "$out/class/exercises.txt"
     ;;
 esac
 say "${#students[@]} submission(s), ${#exercises[@]} exercise(s)"
@@ -374,10 +419,22 @@ fi
 
 # --- 5. run the checks: one micro-VM boot for everyone -------------------------
 check_started=$SECONDS
-say "running the checks in the micro-VM"
-run_in_vm "$grading/in-vm.sh" "$course" "$work" "${students[@]}" ||
-    say "the micro-VM run ended with status $? (the results so far are used)"
-say "checks ran in $((SECONDS - check_started)) s"
+built=0
+for student in "${students[@]}"; do
+    for program in "$work/$student"/build/*/program; do
+        [ ! -x "$program" ] || built=1
+    done
+done
+# (the graded quizzes' re-runs need the boot too)
+[ ! -s "$course/quiz-runs.tsv" ] || built=1
+if [ "$built" = 0 ]; then
+    say "no program was built: no check to run"
+else
+    say "running the checks in the micro-VM"
+    run_in_vm "$grading/in-vm.sh" "$course" "$work" "${students[@]}" ||
+        say "the micro-VM run ended with status $? (the results so far are used)"
+    say "checks ran in $((SECONDS - check_started)) s"
+fi
 
 # The quizzes' scores, beside the exercises' results: quizzes.tsv and the
 # feedback the banks' release policy allows.
@@ -415,8 +472,10 @@ single)
     say "JUnit report: $junit"
     ;;
 class)
+    plan_args=(--plan "$plan")
+    [ -z "$report_scores" ] || plan_args+=(--report-scores "$report_scores")
     "${report[@]}" --print table --reports "$out/class/reports" \
-        --gradebook "$out/class/gradebook.csv" || status=$?
+        --gradebook "$out/class/gradebook.csv" "${plan_args[@]}" || status=$?
     echo
     say "gradebook: ${out#"$repo"/}/class/gradebook.csv; reports: ${out#"$repo"/}/class/reports/"
     # Similar submissions, beside the gradebook: a lead for the instructor, no score.

@@ -93,3 +93,63 @@ for folder in "$root/quizzes/answers/graded" "$root"/*/quizzes/answers/graded; d
     done
     break
 done
+
+# When each exercise was last committed, for the late days of the gradebook
+# (grading/course.conf): /out/commits.tsv, lines NN_name, the committer time
+# (seconds since 1970; empty when unknown) of the last commit that changed
+# one of its files, and a note. The repository is the submission's own (its
+# .git at the top, or in its single top folder); git reads it with the
+# repository's own configuration overridden where it could run a program.
+git_dir='' top=''
+for candidate in "$root/.git" "$root"/*/.git; do
+    if [ -d "$candidate" ] && [ ! -L "$candidate" ]; then
+        git_dir=$candidate top=$(dirname "$candidate")
+        break
+    fi
+done
+printf '[safe]\n\tdirectory = *\n' >"$scratch/gitconfig"
+git_read() {
+    GIT_DIR=$git_dir GIT_WORK_TREE=$top GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=$scratch/gitconfig \
+        HOME=$scratch GIT_OPTIONAL_LOCKS=0 GIT_LITERAL_PATHSPECS=1 GIT_TERMINAL_PROMPT=0 \
+        git --no-pager -c core.fsmonitor=false -c log.showSignature=false -c core.hooksPath=/dev/null "$@"
+}
+: >"$out/commits.tsv"
+declare -A taken_files=()
+graded=()
+while IFS=$'\t' read -r exercise file where; do
+    [[ " ${graded[*]} " == *" $exercise "* ]] || graded+=("$exercise")
+    [ "$where" = missing ] || taken_files[$exercise]+="$where"$'\n'
+done <"$out/intake.tsv"
+for exercise in "${graded[@]}"; do
+    time='' note=''
+    if [ -z "${taken_files[$exercise]:-}" ]; then
+        : # nothing handed in: nothing to date
+    elif [ -z "$git_dir" ] || ! command -v git >/dev/null; then
+        note='no git history: counted on time'
+    else
+        paths=()
+        while IFS= read -r where; do
+            [ -n "$where" ] || continue
+            if [ "$top" != "$root" ]; then # the file, from the repository's top
+                case "$where" in "${top##*/}"/*) where=${where#*/} ;; *) continue ;; esac
+            fi
+            paths+=("$where")
+        done <<<"${taken_files[$exercise]}"
+        time=''
+        [ ${#paths[@]} -eq 0 ] ||
+            time=$(git_read log -1 --no-show-signature --format=%ct HEAD -- "${paths[@]}" 2>/dev/null || true)
+        if [ ${#paths[@]} -eq 0 ]; then
+            note='outside the git repository: counted on time'
+        elif ! [[ $time =~ ^[0-9]+$ ]]; then
+            time='' note='in no commit: counted on time'
+        else
+            for path in "${paths[@]}"; do
+                if [ "$(git_read hash-object --no-filters -- "$top/$path" 2>/dev/null)" != \
+                    "$(git_read rev-parse -q --verify "HEAD:$path" 2>/dev/null)" ]; then
+                    note='changed after its last commit: the commit time counts'
+                fi
+            done
+        fi
+    fi
+    printf '%s\t%s\t%s\n' "$exercise" "$time" "$note" >>"$out/commits.tsv"
+done

@@ -5,21 +5,32 @@
 //   lab_grade_report --course DIR --work DIR --points FILE [--students A,B,...]
 //                    [--print checks|table] [--reports DIR] [--gradebook FILE]
 //                    [--junit FILE] [--gradescope FILE] [--github FILE]
+//                    [--plan FILE [--report-scores FILE]]
+//   lab_grade_report --check-plan FILE [--course-folders EXERCISES,LESSONS]
 //
 // --course: the staged course (exercises.txt, NN_name.checks); --work: one
-// folder per student, holding build/NN_name/{status,compile.log} and
-// results/NN_name.tsv. Exit status: 0 when every check of every student
-// passed, 1 when some failed, 2 on bad usage or unreadable input.
+// folder per student, holding build/NN_name/{status,compile.log},
+// results/NN_name.tsv, and for the gradebook commits.tsv (written by
+// grading/intake.sh) and results/quizzes.tsv (the quizzes' scores, when graded).
+// --plan: the course file (grading/course.conf, grading/grade/course.hpp):
+// the gradebook and the table then carry its weights, late days, exercise
+// 01's report and the quizzes; --report-scores: the report's scores
+// (student,score), in place of the file's "scores 01_report" line.
+// --check-plan only reads the course file, and says what is wrong with it.
+// Exit status: 0 when every check of every student passed, 1 when some
+// failed, 2 on bad usage or unreadable input (one line naming file and line).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "grade/course.hpp"
 #include "grade/report.hpp"
 #include "lab/check.hpp"
 
@@ -99,7 +110,8 @@ std::string checks_listing(const StudentOutcome& student) {
         const std::string summary = exercise.summary();
         text += "  " + name + " " + points_text(exercise.points()) + " of " +
                 points_text(exercise.max_points()) + " points" +
-                (summary.empty() ? "" : "   " + clean_text(summary.substr(0, summary.find('\n')), 200)) +
+                (summary.empty() ? ""
+                                 : "   " + clean_text(summary.substr(0, summary.find('\n')), 200)) +
                 "\n";
     }
     std::string total = "total";
@@ -115,7 +127,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> options;
     for (int i = 1; i < argc; ++i) {
         const std::string key = argv[i];
-        if (key.rfind("--", 0) != 0 || i + 1 >= argc) {
+        if (key.rfind("--", 0) != 0 || i + 1 >= argc) {  // every option has a value
             std::fprintf(stderr, "lab_grade_report: bad argument '%s' (see the source's header)\n",
                          key.c_str());
             return 2;
@@ -123,6 +135,24 @@ int main(int argc, char** argv) {
         options[key.substr(2)] = argv[++i];
     }
     try {
+        if (options.count("check-plan")) {
+            const fs::path file = options["check-plan"];
+            if (!fs::exists(file)) {
+                throw lab::Error(file.string() + ": no such file");
+            }
+            // --course-folders DIR,DIR: the exercises' and lessons' folders, whose names a
+            // weight or a deadline must use
+            std::vector<std::string> known;
+            for (const std::string& folder : split(options["course-folders"], ',')) {
+                for (const auto& entry : fs::directory_iterator(folder)) {
+                    if (entry.is_directory()) {
+                        known.push_back(entry.path().filename().string());
+                    }
+                }
+            }
+            CourseConf::parse(read_text(file), file.string(), known.empty() ? nullptr : &known);
+            return 0;
+        }
         for (const char* needed : {"course", "work", "points"}) {
             if (!options.count(needed)) {
                 throw lab::Error(std::string("--") + needed + " is missing");
@@ -176,8 +206,56 @@ int main(int argc, char** argv) {
                            junit_report(student));
             }
         }
+        std::optional<CourseConf> plan;
+        std::vector<GradebookRow> rows;
+        if (options.count("plan")) {
+            const fs::path file = options["plan"];
+            plan = CourseConf::parse(read_text(file), file.string());
+            // Hand-entered columns: every student gets a cell, empty when the file lacks them.
+            std::map<std::string, std::map<std::string, double>> hand;
+            std::map<std::string, fs::path> hand_files;
+            for (const auto& [column, name] : plan->score_files) {
+                hand_files[column] =
+                    fs::path(name).is_absolute() ? fs::path(name) : file.parent_path() / name;
+            }
+            if (options.count("report-scores")) {
+                hand_files[std::string(kReport)] = options["report-scores"];
+            }
+            for (const auto& [column, path] : hand_files) {
+                if (!fs::exists(path)) {
+                    throw lab::Error(path.string() + ": no such file (the scores of " + column +
+                                     ")");
+                }
+                hand[column] = parse_scores_csv(read_text(path), path.string());
+            }
+            for (const auto& student : students) {
+                StudentRecord record;
+                const fs::path folder = work / student.name;
+                if (fs::exists(folder / "commits.tsv")) {
+                    record.commits = parse_commits(read_text(folder / "commits.tsv"));
+                }
+                if (fs::exists(folder / "results/quizzes.tsv")) {
+                    try {
+                        record.quizzes = parse_quizzes(read_text(folder / "results/quizzes.tsv"));
+                    } catch (const lab::Error& error) {
+                        record.notes.push_back(std::string("quizzes not counted: ") + error.what());
+                    }
+                }
+                for (const auto& [column, scores] : hand) {
+                    const auto found = scores.find(student.name);
+                    record.hand[column] = found == scores.end() ? std::optional<double>()
+                                                                : std::optional(found->second);
+                    if (found == scores.end()) {
+                        record.notes.push_back("no " + column + " score in " +
+                                               hand_files[column].filename().string());
+                    }
+                }
+                rows.push_back(gradebook_row(*plan, student, record));
+            }
+        }
         if (options.count("gradebook")) {
-            write_text(options["gradebook"], gradebook_csv(course, students));
+            write_text(options["gradebook"], plan ? course_gradebook_csv(*plan, course, rows)
+                                                  : gradebook_csv(course, students));
         }
         if (!students.empty()) {
             if (options.count("junit")) {
@@ -193,7 +271,8 @@ int main(int argc, char** argv) {
         }
         const std::string print = options.count("print") ? options["print"] : "";
         if (print == "table") {
-            std::cout << score_table(course, students);
+            std::cout << (plan ? course_table(*plan, course, students, rows)
+                               : score_table(course, students));
         } else if (print == "checks") {
             for (const auto& student : students) {
                 std::cout << checks_listing(student);

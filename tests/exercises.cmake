@@ -33,7 +33,7 @@ add_library(lab_grade_listener OBJECT "${lab_grade_dir}/results_listener.cpp")
 target_link_libraries(lab_grade_listener PRIVATE lab_test_support)
 
 # Scores and reports (grading/grade.sh runs it on the host after the checks).
-add_library(lab_grade_reports STATIC "${lab_grade_dir}/report.cpp")
+add_library(lab_grade_reports STATIC "${lab_grade_dir}/report.cpp" "${lab_grade_dir}/course.cpp")
 target_include_directories(lab_grade_reports PUBLIC "${PROJECT_SOURCE_DIR}/grading")
 target_link_libraries(lab_grade_reports PUBLIC lab_common)
 add_executable(lab_grade_report "${PROJECT_SOURCE_DIR}/grading/report_main.cpp")
@@ -220,3 +220,13 @@ endif()
 lab_add_test(test_github_workflow grading/test_github_workflow.cpp LABELS unit grading TIMEOUT 60
   DEPENDS grade_kit)
 target_link_libraries(test_github_workflow PRIVATE lab_grade_reports)
+
+# The course plan of the class grader (grading/course.conf): the file and its
+# errors, late days from commit times (small git repositories), the gradebook.
+lab_add_test(test_course grading/test_course.cpp LABELS unit grading TIMEOUT 60)
+target_link_libraries(test_course PRIVATE lab_grade_reports)
+
+# ./lab grade --class --only: one student graded again beside the saved
+# results of the others (no micro-VM: the one regraded builds nothing).
+lab_add_test(test_grade_only grading/test_grade_only.cpp LABELS grading host TIMEOUT 300
+  DEPENDS grade_kit)

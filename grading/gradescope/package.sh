@@ -9,6 +9,9 @@
 # kernel download and works on any Linux host with qemu. It holds the
 # instructor's own checks (tests/exercises/hidden/) unless --visible-only:
 # a package GitHub Classroom's workflow fetches can be fetched by students too.
+# --per-exercise: also one package per exercise, NN_name/autograder.zip, for a
+# Gradescope assignment per exercise: the same package with a file
+# "exercises" at its root naming the one exercise run_autograder grades.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${RDMA_LAB_GRADE_OUT:-$repo/build/grade}/gradescope
@@ -17,11 +20,14 @@ die() {
     exit 2
 }
 left_out='^(solutions|slides|build|docs/instructor)/|^docs/instructor\.md$|(^|/)node_modules/|^\.git'
-case "${1:-}" in
-"") ;;
---visible-only) left_out+='|^tests/exercises/hidden/' ;;
-*) die "unknown option '$1' (./lab grade --gradescope [--visible-only])" ;;
-esac
+per_exercise=''
+for option; do
+    case "$option" in
+    --visible-only) left_out+='|^tests/exercises/hidden/' ;;
+    --per-exercise) per_exercise=1 ;;
+    *) die "unknown option '$option' (./lab grade --gradescope [--visible-only] [--per-exercise])" ;;
+    esac
+done
 
 # The micro-VM's kernel and initramfs, from its cache (built once if needed).
 cache=${RDMA_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-verbs-lab}
@@ -52,3 +58,17 @@ mkdir -p "$out"
 rm -f "$out/autograder.zip"
 (cd "$stage" && zip -qr -X "$out/autograder.zip" .)
 echo "gradescope: wrote ${out#"$repo"/}/autograder.zip ($(du -h "$out/autograder.zip" | cut -f1)): upload it as the autograder of a Gradescope programming assignment (README, \"Grading a class\")"
+[ -n "$per_exercise" ] || exit 0
+one=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lab-gradescope-one.XXXXXX")
+trap 'rm -rf "$stage" "$one"' EXIT
+count=0
+for folder in "$repo"/exercises/[0-9][0-9]_*/; do
+    exercise=$(basename "$folder")
+    rm -rf "${out:?}/$exercise"
+    mkdir -p "$out/$exercise"
+    cp "$out/autograder.zip" "$out/$exercise/autograder.zip"
+    printf '%s\n' "${exercise%%_*}" >"$one/exercises"
+    (cd "$one" && zip -q -X "$out/$exercise/autograder.zip" exercises)
+    count=$((count + 1))
+done
+echo "gradescope: wrote $count packages, one per exercise, ${out#"$repo"/}/NN_name/autograder.zip: upload each as the autograder of that exercise's assignment"

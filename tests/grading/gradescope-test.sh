@@ -6,7 +6,9 @@
 # root), then run /autograder/run_autograder in a container laid out the way
 # Gradescope lays it out (/autograder/submission holds the student's files,
 # /autograder/results receives results.json), without privileges, and check
-# results.json against Gradescope's format and the expected scores.
+# results.json against Gradescope's format and the expected scores. Then the
+# same for a package of one exercise (--per-exercise): it holds the same
+# files and one more, and grades that exercise only.
 #
 # Gradescope's image is Ubuntu 22.04; with only Debian's package mirror
 # reachable here, the image is Debian 12 (docker/make-base-image.sh).
@@ -14,7 +16,7 @@
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo" || exit 1
-image=rdma-verbs-lab-gradescope:test
+image=${RDMA_LAB_GRADESCOPE_IMAGE:-rdma-verbs-lab-gradescope:test} # another name: beside another run
 
 if [ "$(hostname)" = rdma-lab-vm ]; then
     echo "grading_gradescope: NOT RUN: it starts containers, so it runs on the build host (ctest -L docker)"
@@ -43,13 +45,30 @@ docker/make-base-image.sh >"$work/base.log" 2>&1 || {
     exit 1
 }
 
-step "./lab grade --gradescope"
+step "./lab grade --gradescope --per-exercise"
 out=$work/out
-RDMA_LAB_GRADE_OUT=$out grading/grade.sh --gradescope >"$work/package.log" 2>&1 || {
+RDMA_LAB_GRADE_OUT=$out grading/grade.sh --gradescope --per-exercise >"$work/package.log" 2>&1 || {
     cat "$work/package.log"
-    fail "grade.sh --gradescope"
+    fail "grade.sh --gradescope --per-exercise"
     exit 1
 }
+# One package per exercise: the whole package, and a file "exercises" naming the one.
+unzip -Z1 "$out/gradescope/autograder.zip" | sort >"$work/all.list"
+for folder in exercises/[0-9][0-9]_*/; do
+    exercise=$(basename "$folder")
+    one=$out/gradescope/$exercise/autograder.zip
+    if [ ! -f "$one" ]; then
+        fail "no $one"
+        continue
+    fi
+    unzip -Z1 "$one" | sort >"$work/one.list"
+    if [ "$(comm -13 "$work/all.list" "$work/one.list")" != exercises ] ||
+        [ -n "$(comm -23 "$work/all.list" "$work/one.list")" ]; then
+        fail "$exercise's package is not the whole package and a file 'exercises'"
+    fi
+    [ "$(unzip -p "$one" exercises)" = "${exercise%%_*}" ] || fail "$exercise's package names $(unzip -p "$one" exercises)"
+done
+unzip -p "$out/gradescope/05_fix_the_connection/autograder.zip" exercises >"$work/exercises-05"
 zip=$out/gradescope/autograder.zip
 mkdir -p "$work/context/source"
 unzip -q "$zip" -d "$work/context/source"
@@ -123,6 +142,28 @@ if results.get("score") != 600:
 for problem in problems:
     print("results.json: " + problem)
 print("results.json: %d tests, score %s" % (len(tests), results.get("score")))
+raise SystemExit(1 if problems else 0)
+PYTHON
+
+step "run_autograder of exercise 05's own package (its file 'exercises' in the same image)"
+mkdir -p "$work/results-05"
+docker run --rm -v "$work/submission:/autograder/submission:ro" -v "$work/results-05:/autograder/results" \
+    -v "$work/exercises-05:/autograder/source/exercises:ro" "$image" /autograder/run_autograder >"$work/run-05.log" 2>&1
+echo "run_autograder ended with status $? after $((SECONDS - started)) s"
+tail -n 4 "$work/run-05.log"
+docker run --rm -v "$work/results-05:/autograder/results:ro" "$image" python3 - <<'PYTHON' || fail "results.json of exercise 05"
+import json
+with open("/autograder/results/results.json") as f:
+    results = json.load(f)
+tests = results.get("tests", [])
+problems = []
+if not tests or any(not t.get("name", "").startswith("05_") for t in tests):
+    problems.append("tests of other exercises: %s" % sorted({t.get("name", "")[:3] for t in tests}))
+if sum(t.get("max_score", 0) for t in tests) != 100 or results.get("score") != 100:
+    problems.append("score %r of %r, expected 100 of 100" % (results.get("score"), sum(t.get("max_score", 0) for t in tests)))
+for problem in problems:
+    print("results.json (05): " + problem)
+print("results.json (05): %d tests, score %s" % (len(tests), results.get("score")))
 raise SystemExit(1 if problems else 0)
 PYTHON
 
