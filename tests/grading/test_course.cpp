@@ -79,34 +79,38 @@ TEST_CASE("course.conf: the shipped file parses, and each syllabus adds up to 10
     CHECK(shipped.late.free_days == 2);
     CHECK(shipped.late.penalty == 10);
     CHECK(shipped.late.limit == 3);
-    // The guide's weights: ex01's checks and report 60:40, the 14-week project 25.
+    // The guide's weights: ex01's checks and report 60:40, the quizzes 10 in
+    // every plan, the 14-week project 20.
     const std::map<int, std::map<std::string, double>> guide = {
         {10,
-         {{"01_noncontiguous_sge", 18},
-          {"01_report", 12},
-          {"02_ud_ping", 15},
-          {"04_throughput", 20},
-          {"05_fix_the_connection", 15},
-          {"06_recover_qp", 20}}},
-        {12,
          {{"01_noncontiguous_sge", 15},
           {"01_report", 10},
+          {"02_ud_ping", 15},
+          {"04_throughput", 20},
+          {"05_fix_the_connection", 10},
+          {"06_recover_qp", 20},
+          {"quizzes", 10}}},
+        {12,
+         {{"01_noncontiguous_sge", 12},
+          {"01_report", 8},
           {"02_ud_ping", 10},
           {"03_srq_server", 15},
           {"04_throughput", 15},
-          {"05_fix_the_connection", 10},
+          {"05_fix_the_connection", 5},
           {"06_recover_qp", 10},
-          {"07_memory_window", 15}}},
+          {"07_memory_window", 15},
+          {"quizzes", 10}}},
         {14,
-         {{"01_noncontiguous_sge", 12},
-          {"01_report", 8},
+         {{"01_noncontiguous_sge", 9},
+          {"01_report", 6},
           {"02_ud_ping", 10},
           {"03_srq_server", 10},
           {"04_throughput", 10},
           {"05_fix_the_connection", 5},
           {"06_recover_qp", 10},
           {"07_memory_window", 10},
-          {"project", 25}}},
+          {"project", 20},
+          {"quizzes", 10}}},
     };
     for (const auto& [weeks, weights] : guide) {
         std::string chosen = text;
