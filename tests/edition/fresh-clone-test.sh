@@ -10,7 +10,7 @@
 #   ./lab run 01_devices                 lesson 01 on rxe;
 #   ./lab grade --exercises "$LAB_EDITION_EXERCISES"
 #                   the student's work (here the untouched skeletons) graded
-#                   by the visible checks alone: every exercise 0 of 90
+#                   by the visible checks alone: every exercise 0 of 70
 #                   points, and no instructor's check (default: exercise 01,
 #                   which CI can afford; "all": every exercise).
 # The GitHub Classroom edition: cloned as the workflow checks it out
@@ -103,7 +103,7 @@ for exercise in exercises/[0-9][0-9]_*/; do
 done
 [ "$graded" -gt 0 ] || fail "no exercise of the clone matches '$exercises'"
 ! grep -q 'hidden:' "$work/grade.log" || fail "the student edition ran an instructor's check"
-grep -q "^  total  .* 0 of $((graded * 90)) points" "$work/grade.log" || fail "the total is not 0 of $((graded * 90))"
+grep -q "^  total  .* 0 of $((graded * 70)) points" "$work/grade.log" || fail "the total is not 0 of $((graded * 70))"
 
 # --- the GitHub Classroom edition, as its workflow grades it ----------------------
 step "./lab export --classroom, checked out as the workflow does (submission/)"
