@@ -12,15 +12,6 @@ namespace lab::quiz {
 
 namespace {
 
-std::string trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = text.find_last_not_of(" \t\r");
-    return std::string(text.substr(first, last - first + 1));
-}
-
 std::string number_text(double value) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%g", value);

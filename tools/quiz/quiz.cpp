@@ -16,8 +16,6 @@
 
 namespace lab::quiz {
 
-namespace {
-
 std::string trim(std::string_view text) {
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string_view::npos) {
@@ -26,6 +24,8 @@ std::string trim(std::string_view text) {
     const auto last = text.find_last_not_of(" \t\r");
     return std::string(text.substr(first, last - first + 1));
 }
+
+namespace {
 
 bool is_identifier(std::string_view name) {
     if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {

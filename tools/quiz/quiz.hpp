@@ -242,4 +242,7 @@ double question_score(const Question& question, const std::vector<double>& part_
 /// "number", "name", "choice".
 std::string_view kind_name(Kind kind);
 
+/// @p text without the spaces, tabs and carriage returns around it.
+std::string trim(std::string_view text);
+
 }  // namespace lab::quiz
