@@ -423,21 +423,7 @@ TEST_CASE("the GitHub Classroom edition is the student edition with the workflow
     CHECK(again.err.find("is not empty") != std::string::npos);
 }
 
-namespace {
-
-// @p text in lower case, without blanks and line breaks: a line break or a
-// capital letter hides nothing.
-std::string squashed(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
-            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        }
-    }
-    return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("the student edition holds no graded quiz's key", "[edition]") {
     // The instructor's banks (grading/quizzes) stay out; their papers
@@ -479,7 +465,7 @@ TEST_CASE("the student edition holds no graded quiz's key", "[edition]") {
                     }
                 }
                 if (characters(longest) >= 60) {
-                    pieces.push_back(squashed(longest));
+                    pieces.push_back(lab::test::squashed(longest));
                 }
             }
         };
@@ -506,7 +492,7 @@ TEST_CASE("the student edition holds no graded quiz's key", "[edition]") {
         if (raw.find('\0') != std::string::npos) {
             continue;  // binary
         }
-        const std::string text = squashed(raw);
+        const std::string text = lab::test::squashed(raw);
         for (const auto& piece : pieces) {
             if (text.find(piece) != std::string::npos) {
                 found.push_back(file + " holds \"" + piece + "\"");

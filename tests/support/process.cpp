@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -212,6 +213,16 @@ int free_tcp_port() {
     const int port = ntohs(address.sin_port);
     ::close(fd);
     return port;
+}
+
+std::string squashed(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
 }
 
 std::vector<std::string> lines(const std::string& text) {

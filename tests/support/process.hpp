@@ -93,4 +93,8 @@ bool listening(int port, std::chrono::milliseconds timeout);
 /// All lines of @p text.
 std::vector<std::string> lines(const std::string& text);
 
+/// @p text in lower case, without blanks and line breaks: compared so, a
+/// line break or a capital letter hides nothing.
+std::string squashed(const std::string& text);
+
 }  // namespace lab::test

@@ -58,17 +58,6 @@ bool has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
-/// @p text in lower case, without blanks and line breaks.
-std::string squashed(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
-            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        }
-    }
-    return out;
-}
-
 std::vector<fs::path> graded_banks() {
     std::vector<fs::path> banks;
     for (const auto& entry : fs::directory_iterator(kSource / "grading/quizzes")) {
@@ -293,8 +282,8 @@ TEST_CASE("a paper holds no part of its bank's key", "[quiz][graded]") {
         const std::string paper = read_file(kSource / "quizzes/graded" / (bank.quiz + ".paper"));
         // Compared without white space and case: a line break or a capital
         // letter hides nothing.
-        const std::string bank_text = squashed(read_file(path));
-        const std::string paper_text = squashed(paper);
+        const std::string bank_text = lab::test::squashed(read_file(path));
+        const std::string paper_text = lab::test::squashed(paper);
         // No line of the key, by its name...
         static const std::regex key_line(
             R"((^|\n)(answer|tolerance|wrong|explain|reread|read)(\.[A-Za-z-]+)?:)");
@@ -306,8 +295,9 @@ TEST_CASE("a paper holds no part of its bank's key", "[quiz][graded]") {
         for (const auto& piece : pieces) {
             INFO(piece.text << (piece.question.empty() ? "" : " (in " + piece.question + ")"));
             if (!piece.token) {
-                CHECK_FALSE(has(paper_text, squashed(piece.text)));
-                CHECK(has(bank_text, squashed(piece.text)));  // the search finds it where it is
+                CHECK_FALSE(has(paper_text, lab::test::squashed(piece.text)));
+                CHECK(has(bank_text,
+                          lab::test::squashed(piece.text)));  // the search finds it where it is
                 continue;
             }
             const auto where = [&](const std::string& text) {
