@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,21 @@ int roce_packets(const std::string& out) {
     return std::regex_search(out, match, std::regex(R"((\d+) RoCE v2 packets \(UDP 4791\))"))
                ? std::stoi(match[1])
                : -1;
+}
+
+// What the VMs and their programs said, without the packet listing: the
+// [server] and [client] lines and two-hosts' own verdict, so that a failure's
+// message starts with its cause (the listing runs to thousands of lines).
+[[maybe_unused]] std::string story(const lab::test::Result& result) {
+    std::string said;
+    std::istringstream lines(result.err + result.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.starts_with("[server]") || line.starts_with("[client]") ||
+            line.starts_with("two-hosts:") || line.starts_with("capture:")) {
+            said += line + "\n";
+        }
+    }
+    return said;
 }
 
 lab::test::Result capture(const std::string& name) {
@@ -272,7 +288,7 @@ TEST_CASE("two hosts, 2 % loss: RC sends lost packets again and delivers every m
         return;
     }
     const auto result = capture_lossy(false);
-    INFO(result.err);
+    INFO(story(result));
     REQUIRE(result.exit_code == 0);
     const std::string both = result.out + result.err;  // the programs' lines, the VMs' lines
     CHECK(both.find("micro-VM: eth0 sends through netem: loss 2%") != std::string::npos);
@@ -297,7 +313,7 @@ TEST_CASE("two hosts, 2 % loss: UC loses whole messages, and the sender never kn
         return;
     }
     const auto result = capture_lossy(true);
-    INFO(result.err);
+    INFO(story(result));
     REQUIRE(result.exit_code == 0);
     const std::string both = result.out + result.err;  // the programs' lines, the VMs' lines
     CHECK(both.find("client: 200 sends completed, every one IBV_WC_SUCCESS") != std::string::npos);
