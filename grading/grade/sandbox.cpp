@@ -156,6 +156,14 @@ void remove_cgroup(const std::string& path) {
         return;
     }
     write_file(path + "/cgroup.kill", "1");
+    // A cgroup with a child cgroup cannot go (rmdir says EBUSY however long
+    // one waits): the run's cgroup holds the fork server's, so the children first.
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(path, error)) {
+        if (entry.is_directory(error)) {
+            remove_cgroup(entry.path().string());
+        }
+    }
     for (int attempt = 0; attempt < 200; ++attempt) {
         if (::rmdir(path.c_str()) == 0 || errno == ENOENT) {
             return;
