@@ -153,100 +153,93 @@ TEST_CASE("course.conf: what a file says", "[unit][grading]") {
     CHECK(other_columns(bare) == std::vector<std::string>{"01_report", "quiz:06_send_recv"});
 }
 
-// Each bad input: one line naming the file and the line.
-TEST_CASE("course.conf bad input: an unknown line", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nweights 14 x 1\n")
-              .rfind("course.conf:3: unknown line 'weights'", 0) == 0);
-}
-TEST_CASE("course.conf bad input: no syllabus line", "[unit][grading]") {
-    CHECK(error_of("weight 14 02_ud_ping 10\n") == "course.conf:0: no 'syllabus 10|12|14' line");
-}
-TEST_CASE("course.conf bad input: a syllabus that is not 10, 12 or 14", "[unit][grading]") {
-    CHECK(error_of("syllabus 13\n") ==
-          "course.conf:1: the syllabus is 10, 12 or 14 (weeks), not '13'");
-}
-TEST_CASE("course.conf bad input: two syllabus lines", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nsyllabus 12\n") == "course.conf:2: a second 'syllabus' line");
-}
-TEST_CASE("course.conf bad input: the chosen syllabus has no weights", "[unit][grading]") {
-    CHECK(error_of("weight 12 02_ud_ping 10\nsyllabus 14\n") ==
-          "course.conf:2: syllabus 14 has no weight lines");
-}
-TEST_CASE("course.conf bad input: a weight of no syllabus", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 11 02_ud_ping 10\n") ==
-          "course.conf:2: a weight is for syllabus 10, 12 or 14, not '11'");
-}
-TEST_CASE("course.conf bad input: a weight of no assignment", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 ud_ping 10\n")
-              .rfind("course.conf:2: 'ud_ping' is no assignment", 0) == 0);
-}
-TEST_CASE("course.conf bad input: a weight that is not a percent", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping ten\n") ==
-          "course.conf:2: 'ten' is not a percent (0 to 100)");
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 101\n") ==
-          "course.conf:2: '101' is not a percent (0 to 100)");
-}
-TEST_CASE("course.conf bad input: a weight line with a word missing", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping\n") ==
-          "course.conf:2: expected 'weight 10|12|14 ASSIGNMENT PERCENT'");
-}
-TEST_CASE("course.conf bad input: an assignment weighed twice", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nweight 14 02_ud_ping 20\n") ==
-          "course.conf:3: a second weight of 02_ud_ping for syllabus 14");
-}
-TEST_CASE("course.conf bad input: weights above 100", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 60\nweight 14 03_srq_server 50\n") ==
-          "course.conf:3: the weights of syllabus 14 add up to 110, above 100");
-}
-TEST_CASE("course.conf bad input: the quizzes weighed both ways", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 quizzes 10\nweight 14 quiz:06_send_recv 2\n")
-              .rfind("course.conf:3: weigh the quizzes as one column", 0) == 0);
-}
-TEST_CASE("course.conf bad input: a deadline without its offset", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\n"
-                   "deadline 02_ud_ping 2027-04-14T23:59:00\n")
-              .rfind("course.conf:3: '2027-04-14T23:59:00' is not a date and time with its offset",
-                     0) == 0);
-}
-TEST_CASE("course.conf bad input: a deadline on a day that does not exist", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\n"
-                   "deadline 02_ud_ping 2027-02-29T23:59:00+08:00\n")
-              .rfind("course.conf:3: '2027-02-29T23:59:00+08:00' is not a date", 0) == 0);
-}
-TEST_CASE("course.conf bad input: a deadline of no assignment", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\n"
-                   "deadline quizzes 2027-04-14T23:59:00Z\n")
-              .rfind("course.conf:3: 'quizzes' is no assignment with a deadline", 0) == 0);
-}
-TEST_CASE("course.conf bad input: two deadlines of one assignment", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\n"
-                   "deadline quiz:06_send_recv 2027-04-14T23:59:00Z\n"
-                   "deadline quiz:06_send_recv 2027-04-15T23:59:00Z\n") ==
-          "course.conf:4: a second deadline of quiz:06_send_recv");
-}
-TEST_CASE("course.conf bad input: late days that are not a whole number", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nlate-days 1.5\n") ==
-          "course.conf:3: '1.5' is not a whole number of days (0 to 365)");
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nlate-limit -1\n") ==
-          "course.conf:3: '-1' is not a whole number of days (0 to 365)");
-}
-TEST_CASE("course.conf bad input: a late penalty out of range", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nlate-penalty 120\n") ==
-          "course.conf:3: '120' is not a number of points of 100 (0 to 100)");
-}
-TEST_CASE("course.conf bad input: a second late-days line", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nlate-days 2\nlate-days 3\n") ==
-          "course.conf:4: a second 'late-days' line");
-}
-TEST_CASE("course.conf bad input: hand-entered scores of an exercise", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nscores 02_ud_ping s.csv\n") ==
-          "course.conf:3: hand-entered scores are for 01_report or project, not '02_ud_ping'");
-}
-TEST_CASE("course.conf bad input: a term salt of two words, or two salts", "[unit][grading]") {
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nterm-salt spring 2027\n") ==
-          "course.conf:3: expected 'term-salt WORD'");
-    CHECK(error_of("syllabus 14\nweight 14 02_ud_ping 10\nterm-salt a\nterm-salt b\n") ==
-          "course.conf:4: a second 'term-salt' line");
+// Each bad input: one line naming the file and the line. A case whose
+// error goes on (with the words the file may use) is compared by its start.
+TEST_CASE("course.conf bad input: each ends in one line naming the file and the line",
+          "[unit][grading][bad-input]") {
+    struct BadInput {
+        const char* what;
+        std::string text;
+        std::string error;
+        bool starts_only = false;
+    };
+    const std::vector<BadInput> cases = {
+        {"an unknown line", "syllabus 14\nweight 14 02_ud_ping 10\nweights 14 x 1\n",
+         "course.conf:3: unknown line 'weights'", true},
+        {"no syllabus line", "weight 14 02_ud_ping 10\n",
+         "course.conf:0: no 'syllabus 10|12|14' line"},
+        {"a syllabus that is not 10, 12 or 14", "syllabus 13\n",
+         "course.conf:1: the syllabus is 10, 12 or 14 (weeks), not '13'"},
+        {"two syllabus lines", "syllabus 14\nsyllabus 12\n",
+         "course.conf:2: a second 'syllabus' line"},
+        {"the chosen syllabus has no weights", "weight 12 02_ud_ping 10\nsyllabus 14\n",
+         "course.conf:2: syllabus 14 has no weight lines"},
+        {"a weight of no syllabus", "syllabus 14\nweight 11 02_ud_ping 10\n",
+         "course.conf:2: a weight is for syllabus 10, 12 or 14, not '11'"},
+        {"a weight of no assignment", "syllabus 14\nweight 14 ud_ping 10\n",
+         "course.conf:2: 'ud_ping' is no assignment", true},
+        {"a weight that is not a percent", "syllabus 14\nweight 14 02_ud_ping ten\n",
+         "course.conf:2: 'ten' is not a percent (0 to 100)"},
+        {"a weight that is not a percent", "syllabus 14\nweight 14 02_ud_ping 101\n",
+         "course.conf:2: '101' is not a percent (0 to 100)"},
+        {"a weight line with a word missing", "syllabus 14\nweight 14 02_ud_ping\n",
+         "course.conf:2: expected 'weight 10|12|14 ASSIGNMENT PERCENT'"},
+        {"an assignment weighed twice",
+         "syllabus 14\nweight 14 02_ud_ping 10\nweight 14 02_ud_ping 20\n",
+         "course.conf:3: a second weight of 02_ud_ping for syllabus 14"},
+        {"weights above 100", "syllabus 14\nweight 14 02_ud_ping 60\nweight 14 03_srq_server 50\n",
+         "course.conf:3: the weights of syllabus 14 add up to 110, above 100"},
+        {"the quizzes weighed both ways",
+         "syllabus 14\nweight 14 quizzes 10\nweight 14 quiz:06_send_recv 2\n",
+         "course.conf:3: weigh the quizzes as one column", true},
+        {"a deadline without its offset",
+         "syllabus 14\nweight 14 02_ud_ping 10\n"
+         "deadline 02_ud_ping 2027-04-14T23:59:00\n",
+         "course.conf:3: '2027-04-14T23:59:00' is not a date and time with its offset", true},
+        {"a deadline on a day that does not exist",
+         "syllabus 14\nweight 14 02_ud_ping 10\n"
+         "deadline 02_ud_ping 2027-02-29T23:59:00+08:00\n",
+         "course.conf:3: '2027-02-29T23:59:00+08:00' is not a date", true},
+        {"a deadline of no assignment",
+         "syllabus 14\nweight 14 02_ud_ping 10\n"
+         "deadline quizzes 2027-04-14T23:59:00Z\n",
+         "course.conf:3: 'quizzes' is no assignment with a deadline", true},
+        {"two deadlines of one assignment",
+         "syllabus 14\nweight 14 02_ud_ping 10\n"
+         "deadline quiz:06_send_recv 2027-04-14T23:59:00Z\n"
+         "deadline quiz:06_send_recv 2027-04-15T23:59:00Z\n",
+         "course.conf:4: a second deadline of quiz:06_send_recv"},
+        {"late days that are not a whole number",
+         "syllabus 14\nweight 14 02_ud_ping 10\nlate-days 1.5\n",
+         "course.conf:3: '1.5' is not a whole number of days (0 to 365)"},
+        {"late days that are not a whole number",
+         "syllabus 14\nweight 14 02_ud_ping 10\nlate-limit -1\n",
+         "course.conf:3: '-1' is not a whole number of days (0 to 365)"},
+        {"a late penalty out of range", "syllabus 14\nweight 14 02_ud_ping 10\nlate-penalty 120\n",
+         "course.conf:3: '120' is not a number of points of 100 (0 to 100)"},
+        {"a second late-days line",
+         "syllabus 14\nweight 14 02_ud_ping 10\nlate-days 2\nlate-days 3\n",
+         "course.conf:4: a second 'late-days' line"},
+        {"hand-entered scores of an exercise",
+         "syllabus 14\nweight 14 02_ud_ping 10\nscores 02_ud_ping s.csv\n",
+         "course.conf:3: hand-entered scores are for 01_report or project, not '02_ud_ping'"},
+        {"a term salt of two words, or two salts",
+         "syllabus 14\nweight 14 02_ud_ping 10\nterm-salt spring 2027\n",
+         "course.conf:3: expected 'term-salt WORD'"},
+        {"a term salt of two words, or two salts",
+         "syllabus 14\nweight 14 02_ud_ping 10\nterm-salt a\nterm-salt b\n",
+         "course.conf:4: a second 'term-salt' line"},
+    };
+    for (const BadInput& bad : cases) {
+        INFO(bad.what);
+        const std::string error = error_of(bad.text);
+        if (bad.starts_only) {
+            CHECK(error.rfind(bad.error, 0) == 0);
+            CHECK(error.find('\n') == std::string::npos);
+        } else {
+            CHECK(error == bad.error);
+        }
+    }
 }
 
 TEST_CASE("dates with their offset, and late days rounded up", "[unit][grading]") {
