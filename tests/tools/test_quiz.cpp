@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "quiz.hpp"
+#include "quiz_banks.hpp"
 #include "support/catch.hpp"
 #include "support/process.hpp"
 
@@ -26,28 +27,12 @@ using namespace lab::quiz;
 
 namespace {
 
-const fs::path kSource = LAB_SOURCE_DIR;
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path);
-    std::ostringstream content;
-    content << in.rdbuf();
-    return content.str();
-}
+using lab::test::quiz::has;
+using lab::test::quiz::kSource;
+using lab::test::quiz::read_file;
 
 std::vector<fs::path> shipped_banks() {
-    std::vector<fs::path> banks;
-    for (const auto& entry : fs::directory_iterator(kSource / "quizzes")) {
-        if (entry.path().extension() == ".quiz") {
-            banks.push_back(entry.path());
-        }
-    }
-    std::sort(banks.begin(), banks.end());
-    return banks;
-}
-
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
+    return lab::test::quiz::banks_in("quizzes");
 }
 bool has(const std::string& text, char c) {
     return text.find(c) != std::string::npos;
@@ -237,32 +222,7 @@ TEST_CASE("the shipped keys agree with the device page", "[quiz]") {
 
 TEST_CASE("each run question's key agrees with the sample output its lesson's README shows",
           "[quiz]") {
-    // A run question whose command is the lesson with no arguments reads its
-    // answer from output the README shows under "What you see" (run on rxe):
-    // the pattern must find it there, and the bank's key must be what it finds.
-    int checked = 0;
-    for (const auto& path : shipped_banks()) {
-        const Bank bank = load_bank(path.string());
-        const std::string readme = read_file(kSource / "lessons" / bank.quiz / "README.md");
-        const auto from = readme.find("\n## What you see");
-        const auto to = readme.find("\n## ", from + 1);
-        REQUIRE(from != std::string::npos);
-        const std::string sample = readme.substr(from, to - from);
-        for (const auto& q : bank.questions) {
-            if (q.run != "./lab run " + bank.quiz || !q.params.empty()) {
-                continue;
-            }
-            const Drawn drawn{&q, {}};
-            const auto keys = keys_from_run(drawn, [&](const std::string&) { return sample; });
-            for (std::size_t p = 0; p < q.parts.size(); ++p) {
-                INFO(q.id << " part " << p + 1 << ": " << q.parts[p].read);
-                REQUIRE(keys[p].has_value());
-                CHECK(check_part(q.parts[p], {}, *keys[p]).score == 1);
-                ++checked;
-            }
-        }
-    }
-    CHECK(checked >= 8);
+    CHECK(lab::test::quiz::check_keys_against_readme(shipped_banks()) >= 8);
 }
 
 TEST_CASE("a malformed bank is refused with one line naming the file and the line", "[quiz]") {

@@ -22,6 +22,7 @@
 
 #include "graded.hpp"
 #include "quiz.hpp"
+#include "quiz_banks.hpp"
 #include "support/catch.hpp"
 #include "support/process.hpp"
 
@@ -30,14 +31,9 @@ using namespace lab::quiz;
 
 namespace {
 
-const fs::path kSource = LAB_SOURCE_DIR;
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path);
-    std::ostringstream content;
-    content << in.rdbuf();
-    return content.str();
-}
+using lab::test::quiz::has;
+using lab::test::quiz::kSource;
+using lab::test::quiz::read_file;
 
 bool near(double a, double b) {
     return std::fabs(a - b) < 1e-9;
@@ -54,19 +50,8 @@ std::string parse_error(const std::string& content, const std::string& file,
     return "";
 }
 
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 std::vector<fs::path> graded_banks() {
-    std::vector<fs::path> banks;
-    for (const auto& entry : fs::directory_iterator(kSource / "grading/quizzes")) {
-        if (entry.path().extension() == ".quiz") {
-            banks.push_back(entry.path());
-        }
-    }
-    std::ranges::sort(banks);
-    return banks;
+    return lab::test::quiz::banks_in("grading/quizzes");
 }
 
 /// A folder of its own for one test case.
@@ -252,28 +237,7 @@ TEST_CASE("every graded bank parses, has both languages, 6 to 10 questions and i
 
 TEST_CASE("each graded run question's key agrees with the sample output its lesson's README shows",
           "[quiz][graded]") {
-    int checked = 0;
-    for (const auto& path : graded_banks()) {
-        const Bank bank = load_bank(path.string());
-        const std::string readme = read_file(kSource / "lessons" / bank.quiz / "README.md");
-        const auto from = readme.find("\n## What you see");
-        REQUIRE(from != std::string::npos);
-        const std::string sample = readme.substr(from, readme.find("\n## ", from + 1) - from);
-        for (const auto& q : bank.questions) {
-            if (q.run != "./lab run " + bank.quiz || !q.params.empty()) {
-                continue;
-            }
-            const Drawn drawn{&q, {}};
-            const auto keys = keys_from_run(drawn, [&](const std::string&) { return sample; });
-            for (std::size_t p = 0; p < q.parts.size(); ++p) {
-                INFO(q.id << " part " << p + 1 << ": " << q.parts[p].read);
-                REQUIRE(keys[p].has_value());
-                CHECK(check_part(q.parts[p], {}, *keys[p]).score == 1);
-                ++checked;
-            }
-        }
-    }
-    CHECK(checked >= 6);
+    CHECK(lab::test::quiz::check_keys_against_readme(graded_banks()) >= 6);
 }
 
 TEST_CASE("a paper holds no part of its bank's key", "[quiz][graded]") {
