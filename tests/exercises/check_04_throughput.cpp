@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -182,6 +183,40 @@ bool streamed_whole(const Stream& stream, const Seen& seen) {
     return ok;
 }
 
+// Options stream_sends must refuse.
+struct BadOptions {
+    std::size_t size;
+    std::uint32_t signal_every, batch;
+};
+
+// Each of @p cases refused with a lab::Error "stream_sends: ..." before
+// anything is posted (the tracer sees every send the program posts).
+void expect_refused(std::initializer_list<BadOptions> cases, const std::string& hint) {
+    StudentProgram program("refuse");
+    program.watch(lab::grade::kSends);
+    for (const BadOptions bad : cases) {
+        program.send(Message{"options"}.add(bad.size).add(bad.signal_every).add(bad.batch));
+        const std::string refused = program.receive("refused").text(1);
+        const auto posted = program.tracer().take_requests();
+        const std::string options = "message_size " + std::to_string(bad.size) + ", signal_every " +
+                                    std::to_string(bad.signal_every) + ", batch " +
+                                    std::to_string(bad.batch);
+        expect(refused.rfind("stream_sends: ", 0) == 0 &&
+                   refused.find("TODO") == std::string::npos && posted.empty(),
+               {"stream_sends refuses " + options +
+                    " with a lab::Error \"stream_sends: ...\", before posting anything",
+                refused.empty() ? "no error (" + std::to_string(posted.size()) + " sends posted)"
+                                : "\"" + refused + "\"" +
+                                      (posted.empty() ? ""
+                                                      : " after " + std::to_string(posted.size()) +
+                                                            " sends were posted"),
+                hint});
+    }
+    program.send({"end"});
+    program.receive("ended");
+    program.finish();
+}
+
 }  // namespace
 
 TEST_CASE("granted_inline reports at least the inline data asked for", "[ex04]") {
@@ -278,35 +313,13 @@ TEST_CASE("stream_sends: one signaled completion per full send queue never over-
 }
 
 TEST_CASE("stream_sends refuses options that cannot work, before posting", "[ex04][bad-input]") {
-    struct Case {
-        std::size_t size;
-        std::uint32_t signal_every, batch;
-    };
-    StudentProgram program("refuse");
-    program.watch(lab::grade::kSends);
-    for (const Case bad : {Case{4, 16, 16}, Case{kMaxMessage + 1, 16, 16}, Case{64, 0, 16},
-                           Case{64, 16, 0}, Case{64, 16, kSendDepth + 1}}) {
-        program.send(Message{"options"}.add(bad.size).add(bad.signal_every).add(bad.batch));
-        const std::string refused = program.receive("refused").text(1);
-        const auto posted = program.tracer().take_requests();
-        const std::string options = "message_size " + std::to_string(bad.size) + ", signal_every " +
-                                    std::to_string(bad.signal_every) + ", batch " +
-                                    std::to_string(bad.batch);
-        expect(refused.rfind("stream_sends: ", 0) == 0 &&
-                   refused.find("TODO") == std::string::npos && posted.empty(),
-               {"stream_sends refuses " + options +
-                    " with a lab::Error \"stream_sends: ...\", before posting anything",
-                refused.empty() ? "no error (" + std::to_string(posted.size()) + " sends posted)"
-                                : "\"" + refused + "\"" +
-                                      (posted.empty() ? ""
-                                                      : " after " + std::to_string(posted.size()) +
-                                                            " sends were posted"),
-                "check the options first: size 8 .. kMaxMessage, signal_every and batch 1 .. "
-                "kSendDepth"});
-    }
-    program.send({"end"});
-    program.receive("ended");
-    program.finish();
+    expect_refused({{4, 16, 16},
+                    {kMaxMessage + 1, 16, 16},
+                    {64, 0, 16},
+                    {64, 16, 0},
+                    {64, 16, kSendDepth + 1}},
+                   "check the options first: size 8 .. kMaxMessage, signal_every and batch 1 .. "
+                   "kSendDepth");
 }
 
 // The instructor's own checks (tests/exercises/hidden/04_throughput.cpp), where this

@@ -5,8 +5,6 @@
 // them against the solution, ./lab grade --class and the Gradescope package
 // against every submission. Each is worth what grading/points.conf gives
 // "hidden:*".
-#include <tuple>
-
 // A stream whose count, signal interval and batch none of the visible checks uses.
 TEST_CASE("hidden: stream_sends: 777 inline messages, one signaled in 10, lists of 3",
           "[ex04][hidden]") {
@@ -81,23 +79,7 @@ TEST_CASE("hidden: stream_sends at the limits of its options: each limit works, 
                 std::to_string(lists_of(seen_smallest.sends)) + " lists",
             "1 is a valid signal interval and batch"});
 
-    StudentProgram program("refuse");
-    program.watch(lab::grade::kSends);
-    for (const auto& [size, signal_every, batch] :
-         {std::tuple<std::size_t, std::uint32_t, std::uint32_t>{7, 16, 16},
-          {64, kSendDepth + 1, 16}}) {
-        program.send(Message{"options"}.add(size).add(signal_every).add(batch));
-        const std::string refused = program.receive("refused").text(1);
-        const auto posted = program.tracer().take_requests();
-        expect(refused.rfind("stream_sends: ", 0) == 0 && posted.empty(),
-               {"stream_sends refuses message_size " + std::to_string(size) + ", signal_every " +
-                    std::to_string(signal_every) + ", batch " + std::to_string(batch) +
-                    ", before posting anything",
-                refused.empty() ? "no error (" + std::to_string(posted.size()) + " sends posted)"
-                                : "\"" + refused + "\"",
-                "size 8 .. kMaxMessage, signal_every and batch 1 .. kSendDepth, limits included"});
-    }
-    program.send({"end"});
-    program.receive("ended");
-    program.finish();
+    expect_refused(
+        {{7, 16, 16}, {64, kSendDepth + 1, 16}},
+        "size 8 .. kMaxMessage, signal_every and batch 1 .. kSendDepth, limits included");
 }
