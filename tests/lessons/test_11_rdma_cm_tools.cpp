@@ -106,7 +106,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("rping: three pings go both ways and both sides see the disconnect",
+TEST_CASE("rping: three pings go both ways and the server sees the disconnect",
           "[lesson11][tools]") {
     const RoceAddress address = roce_v2_ipv4_address();
     const std::string port = std::to_string(lab::test::free_tcp_port());
@@ -120,7 +120,9 @@ TEST_CASE("rping: three pings go both ways and both sides see the disconnect",
         CHECK(contains(run.server, "server ping data: " + ping));
     }
     CHECK_FALSE(contains(run.client, "rdma-ping-3"));
-    CHECK(contains(run.client, "client DISCONNECT EVENT"));
+    // The client's own DISCONNECT line is not asserted: rping prints it from
+    // its connection-manager thread, which races with the client's exit
+    // (rdma_disconnect, then the client joins only its CQ thread).
     CHECK(contains(run.server, "server DISCONNECT EVENT"));
 }
 
