@@ -44,20 +44,21 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 if [ -n "$peer" ]; then
-    # Both VMs boot at their own pace. Start the command only when each has
-    # reached the other: this VM connected to the peer's listener, and the
-    # peer connected to this one's. Otherwise a quick program could finish and
-    # power its VM off before the other VM is up. The listener stays up for
-    # the peer's retries (a connection can succeed after its caller gave up).
+    # Both VMs boot at their own pace. Start the command only when the other
+    # VM is up: this VM connected to the peer's listener, or the peer
+    # connected to this one's. Otherwise a quick program could finish and
+    # power its VM off before the other VM is up. One connection is enough
+    # for both: it reached the listener's side even when its caller gave up
+    # first (a busy host makes each try slow), so the listener stays up.
     barrier_port=18500
     printf '#!/bin/sh\n: >/tmp/.lab-peer-reached-us\n' >/tmp/.lab-mark-reached
     chmod +x /tmp/.lab-mark-reached
     busybox nc -ll -p "$barrier_port" -e /tmp/.lab-mark-reached >/dev/null 2>&1 &
     deadline=$((SECONDS + 120)) reached_peer=0
-    until [ "$reached_peer" = 1 ] && [ -f /tmp/.lab-peer-reached-us ]; do
+    until [ "$reached_peer" = 1 ] || [ -f /tmp/.lab-peer-reached-us ]; do
         [ $SECONDS -lt $deadline ] ||
             { echo "micro-VM: the other VM ($peer) did not answer on the wire within 120 s" >&2; exit 4; }
-        if [ "$reached_peer" = 0 ] && timeout 5 bash -c "exec 3<>/dev/tcp/$peer/$barrier_port" 2>/dev/null; then
+        if timeout 5 bash -c "exec 3<>/dev/tcp/$peer/$barrier_port" 2>/dev/null; then
             reached_peer=1
         fi
         sleep 0.2
