@@ -9,8 +9,10 @@
 #
 # The class: two students in three hand in every solution, the others the
 # solutions with one exercise left as the skeleton (which fails every check,
-# each with its reason). Prints the time in all, per student, and of the
-# phases (compile, checks), and the gradebook's first lines.
+# each with its reason), and every student has taken every graded quiz.
+# Prints the time in all, per student, and of the phases (compile, checks,
+# the quizzes' re-runs), the similarity report's summary and the
+# gradebook's first lines.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 students=${1:-30}
@@ -42,8 +44,30 @@ for ((i = 1; i <= students; i++)); do
 done
 
 # Build the course first: the benchmark is about grading, not about a first build.
-echo "grade-class: building the checks (not timed)" >&2
-cmake --build "${RDMA_LAB_GRADE_BUILD:-$repo/build/default}" --target grade_kit -j 2 >/dev/null
+build=${RDMA_LAB_GRADE_BUILD:-$repo/build/default}
+echo "grade-class: building the checks and the quiz program (not timed)" >&2
+cmake --build "$build" --target grade_kit lab_quiz -j 2 >/dev/null
+
+# Every student takes every graded quiz, as ./lab quiz NN --graded records it
+# (its answers file in the student's repository), typing the same few answers
+# over and over: a question takes the first that parses for it ("a" a
+# choice, 1 a number, a status or state name a name). Right or wrong does
+# not matter here; what costs time is that grading re-runs each run question
+# for the student's own variant.
+echo "grade-class: every student answers every graded quiz (not timed)" >&2
+typing=$(for ((k = 0; k < 300; k++)); do
+    printf '%s\n' a 1 IBV_WC_SUCCESS EINVAL IBV_QPS_RTS IBV_MTU_1024 IBV_EVENT_SQ_DRAINED
+done)
+for ((i = 1; i <= students; i++)); do
+    student=$(printf 'student%02d' "$i")
+    for paper in "$repo"/quizzes/graded/*.paper; do
+        "$build/tools/quiz/lab-quiz" --banks "$repo/quizzes/graded" \
+            --answers "$work/class/$student/quizzes/answers/graded" \
+            --course "$repo/grading/course.conf" --student "$student" \
+            graded "$(basename "$paper" .paper)" <<<"$typing" >/dev/null ||
+            { echo "grade-class: $student could not take quiz $(basename "$paper" .paper)" >&2; exit 1; }
+    done
+done
 
 echo "grade-class: grading $students students x ${#exercises[@]} exercises" >&2
 log=$work/grade.log
@@ -58,10 +82,13 @@ seconds=$(($(date +%s) - started))
 }
 compiled=$(sed -n 's/^grade: compiled in \([0-9]*\) s$/\1/p' "$log")
 checked=$(sed -n 's/^grade: checks ran in \([0-9]*\) s$/\1/p' "$log")
+quiz_commands=$(sed -n 's/^grade: quiz runs: \([0-9]*\) command(s) run on rxe.*$/\1/p' "$log")
+quiz_runs=$(sed -n 's/^grade: quiz runs: .* in \([0-9]*\) s$/\1/p' "$log")
 precompiled=$(sed -n 's/^grade: precompiled the course.s headers for [0-9]* exercise(s) in \([0-9]*\) s$/\1/p' "$log")
 echo "grade-class: $students students x ${#exercises[@]} exercises in $seconds s" \
     "($(awk -v s="$seconds" -v n="$students" 'BEGIN {printf "%.1f", s / n}') s per student;" \
-    "precompiled headers ${precompiled:-0} s, compile ${compiled:-?} s, checks in the micro-VM ${checked:-?} s)"
+    "precompiled headers ${precompiled:-0} s, compile ${compiled:-?} s, checks in the micro-VM ${checked:-?} s," \
+    "of which the quizzes' ${quiz_commands:-0} run question command(s) ${quiz_runs:-0} s)"
 # Where the time goes: seconds per exercise, summed over the class, of its
 # compile (in the sandbox) and of its check program (in the micro-VM; two ran
 # at a time, so these add up to about twice the checks' wall time).
@@ -72,3 +99,4 @@ for exercise in "${exercises[@]}"; do
     printf '  %-24s %6s %6s\n' "$exercise" "$compile" "$checks"
 done
 head -n 4 "$work/out/class/gradebook.csv"
+grep -m 1 '^grade: similarity:' "$log" || true
