@@ -31,6 +31,7 @@ mapfile -t exercises <"$course/exercises.txt"
 # fraction of that. Where /tmp cannot take them, they run where they are.
 declare -A check_program
 checks_copy=$(mktemp -d /tmp/lab-checks.XXXXXX 2>/dev/null) || checks_copy=
+trap '[ -z "$checks_copy" ] || rm -rf "$checks_copy"' EXIT
 for exercise in "${exercises[@]}"; do
     check_program[$exercise]=$(cat "$course/$exercise.check")
     copy=$checks_copy/$(basename "${check_program[$exercise]}")
