@@ -54,13 +54,11 @@ if [ -n "$peer" ]; then
     printf '#!/bin/sh\n: >/tmp/.lab-peer-reached-us\n' >/tmp/.lab-mark-reached
     chmod +x /tmp/.lab-mark-reached
     busybox nc -ll -p "$barrier_port" -e /tmp/.lab-mark-reached >/dev/null 2>&1 &
-    deadline=$((SECONDS + 120)) reached_peer=0
-    until [ "$reached_peer" = 1 ] || [ -f /tmp/.lab-peer-reached-us ]; do
+    deadline=$((SECONDS + 120))
+    until [ -f /tmp/.lab-peer-reached-us ] ||
+        timeout 5 bash -c "exec 3<>/dev/tcp/$peer/$barrier_port" 2>/dev/null; do
         [ $SECONDS -lt $deadline ] ||
             { echo "micro-VM: the other VM ($peer) did not answer on the wire within 120 s" >&2; exit 4; }
-        if timeout 5 bash -c "exec 3<>/dev/tcp/$peer/$barrier_port" 2>/dev/null; then
-            reached_peer=1
-        fi
         sleep 0.2
     done
 fi
